@@ -483,7 +483,7 @@ polyattn_status pa_problem_build(pa_problem *p, pa_pass pass, const polyattn_par
 
   int varlen = params->cu_seqlens_q != NULL || params->cu_seqlens_k != NULL;
   if (varlen && (!params->cu_seqlens_q || !params->cu_seqlens_k))
-    return pa_fail(err, POLYATTN_ERR_SEQLENS, "%s is NULL but %s is set: give both or neither",
+    return pa_fail(err, POLYATTN_ERR_NULL_ARGUMENT, "%s is NULL but %s is set: give both or neither",
                    params->cu_seqlens_q ? "cu_seqlens_k" : "cu_seqlens_q",
                    params->cu_seqlens_q ? "cu_seqlens_q" : "cu_seqlens_k");
   p->varlen = varlen;

@@ -158,7 +158,8 @@ static void library_dir(char *out, size_t n) {
 }
 
 static void scan(void) {
-  entry *cpu = add_entry("cpu");
+  entry *cpu = add_entry("cpu"); /* the table is empty here: never NULL */
+  if (!cpu) return;
   snprintf(cpu->path, sizeof cpu->path, "(built in)");
   cpu->info.built = 1;
   probe(cpu, pa_cpu_backend(), 1);
