@@ -166,7 +166,10 @@ double pa_auto_block_resolve(const pa_problem *p, pa_problem *resolved, uint8_t 
   if (p->sparsity != POLYATTN_SPARSITY_AUTO_BLOCK) return 1.0;
   int32_t nqb = p->mask_qblocks, nkb = p->mask_kblocks;
   double density = pa_auto_block_estimate(p, mask);
+  int dense = density > p->auto_density_cutoff;
 
+  /* The mask handed back is the one actually computed, so that a backward given
+   * it as BLOCK matches this forward: all ones when we fall back to dense. */
   const pa_view *mo = &p->block_mask_out;
   if (mo->buf && mo->ptr) {
     for (int32_t b = 0; b < p->batch; ++b)
@@ -175,12 +178,13 @@ double pa_auto_block_resolve(const pa_problem *p, pa_problem *resolved, uint8_t 
           const uint8_t *src = mask + (((int64_t)b * p->heads_q + h) * nqb + qb) * nkb;
           uint8_t *dst = (uint8_t *)mo->ptr + (int64_t)b * mo->stride_b +
                          (int64_t)h * mo->stride_h + (int64_t)qb * mo->stride_s;
-          memcpy(dst, src, (size_t)nkb);
+          if (dense) memset(dst, 1, (size_t)nkb);
+          else memcpy(dst, src, (size_t)nkb);
         }
   }
 
   memset(&resolved->block_mask, 0, sizeof(resolved->block_mask));
-  if (density > p->auto_density_cutoff) {
+  if (dense) {
     resolved->sparsity = POLYATTN_SPARSITY_NONE;
   } else {
     resolved->sparsity = POLYATTN_SPARSITY_BLOCK;

@@ -46,7 +46,8 @@ int64_t pa_auto_block_mask_bytes(const pa_problem *p);
 /* Turn an AUTO_BLOCK problem into the problem that is actually computed: BLOCK
  * with the estimated mask held in `mask` (pa_auto_block_mask_bytes bytes), or
  * NONE when the density exceeds p->auto_density_cutoff. Copies the chosen mask to
- * p->block_mask_out when given (host-addressable). Other problems are copied
+ * p->block_mask_out when given (host-addressable):
+ * the mask actually computed, so all ones when it falls back to dense. Other problems are copied
  * unchanged. Returns the density (1 for non-AUTO problems). */
 double pa_auto_block_resolve(const pa_problem *p, pa_problem *resolved, uint8_t *mask);
 

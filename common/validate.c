@@ -66,13 +66,13 @@ static polyattn_status check_view(const polyattn_tensor *t, const char *name, in
   if (last_contiguous && t->shape[ndim - 1] > 1 && t->strides[ndim - 1] != 1)
     return pa_fail(err, POLYATTN_ERR_STRIDE, "%s.strides[%d] = %lld: the last dimension must be "
                    "contiguous (stride 1)", name, ndim - 1, (long long)t->strides[ndim - 1]);
+  if (empty) return POLYATTN_OK; /* no elements: nothing to alias or to bound */
   if (r == ROLE_OUTPUT) {
     for (int i = 0; i < ndim; ++i)
       if (t->shape[i] > 1 && t->strides[i] == 0)
         return pa_fail(err, POLYATTN_ERR_STRIDE,
                        "%s.strides[%d] is 0: an output must not alias its own elements", name, i);
   }
-  if (empty) return POLYATTN_OK;
 
   /* Last element's offset and the byte extent, without overflow. */
   int64_t last = 0;

@@ -414,9 +414,10 @@ Test(autoblock, resolve_runs_the_chosen_mask_and_reports_it) {
   pa_oracle_forward(&r, o_block, l_block);
   cr_assert_arr_eq(o_auto, o_block, sizeof(o_auto));
 
-  /* Above the cutoff it runs dense. */
+  /* Above the cutoff it runs dense, and reports the all-ones mask it computed. */
   p.auto_density_cutoff = 0.5f;
   pa_auto_block_resolve(&p, &r, mask);
   cr_assert_eq(r.sparsity, POLYATTN_SPARSITY_NONE);
   cr_assert_null(r.block_mask.buf);
+  for (int i = 0; i < NB * NB; ++i) cr_assert_eq(reported[i], 1, "block %d", i);
 }
