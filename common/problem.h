@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "polyattn.h"
+#include "portable.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -83,7 +84,7 @@ typedef struct pa_seq {
 
 /* Per-entry sequence bounds, read from host-addressable cu_seqlens/seqused_k.
  * Backends whose metadata lives on a device compute the same thing in-kernel. */
-static inline pa_seq pa_problem_seq(const pa_problem *p, int32_t b) {
+PA_HD static inline pa_seq pa_problem_seq(const pa_problem *p, int32_t b) {
   pa_seq s;
   if (p->varlen) {
     const int32_t *cq = (const int32_t *)p->cu_seqlens_q.ptr;
@@ -107,21 +108,21 @@ static inline pa_seq pa_problem_seq(const pa_problem *p, int32_t b) {
 }
 
 /* Element offset of row `token` (within entry b), head h, in a q/k/v-like view. */
-static inline int64_t pa_view_row(const pa_view *v, int32_t b, int64_t token_in_seq,
+PA_HD static inline int64_t pa_view_row(const pa_view *v, int32_t b, int64_t token_in_seq,
                                   int64_t seq_start, int32_t h) {
   return (int64_t)b * v->stride_b + (seq_start + token_in_seq) * v->stride_s +
          (int64_t)h * v->stride_h;
 }
 
 /* Element offset of LSE for (b, h, row) — varlen rows are global token indices. */
-static inline int64_t pa_lse_index(const pa_view *v, int32_t b, int32_t h,
+PA_HD static inline int64_t pa_lse_index(const pa_view *v, int32_t b, int32_t h,
                                    int64_t row_in_seq, int64_t seq_start) {
   return (int64_t)b * v->stride_b + (int64_t)h * v->stride_h +
          (seq_start + row_in_seq) * v->stride_s;
 }
 
 /* The block-mask byte for (b, h, query block, key block); 1 when no mask. */
-static inline int pa_block_mask_keep(const pa_view *mask, int32_t b, int32_t h,
+PA_HD static inline int pa_block_mask_keep(const pa_view *mask, int32_t b, int32_t h,
                                      int32_t qb, int32_t kb) {
   if (!mask->buf) return 1;
   const uint8_t *m = (const uint8_t *)mask->ptr;

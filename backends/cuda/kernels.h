@@ -1,0 +1,41 @@
+/* The CUDA forward kernels' launch interface (backends/cuda/).
+ *
+ * Every kernel receives the validated pa_problem by value (its views' ptr fields
+ * are device addresses; cu_seqlens, seqused_k, alibi and block masks are read on
+ * the device with the common/ helpers, which are PA_HD). pa_cuda_pick_kernel() is
+ * the one function that decides which kernel runs and whether the problem is
+ * supported: plan and forward both call it, so they cannot disagree. */
+#ifndef PA_CUDA_KERNELS_H
+#define PA_CUDA_KERNELS_H
+
+#include <cuda_runtime.h>
+
+#include "problem.h"
+
+typedef enum pa_cuda_kernel {
+  PA_CUDA_KERNEL_NONE = 0,
+  PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch */
+  PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
+  PA_CUDA_KERNEL_VOLTA    /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
+} pa_cuda_kernel;
+
+/* What the kernels need to know about the device. */
+typedef struct pa_cuda_device {
+  int cc_major, cc_minor;
+  int sm_count;
+  size_t smem_optin; /* shared memory per block after opting in */
+} pa_cuda_device;
+
+/* Each kernel family: whether it can run `p` on `dev` (0/1, with the reason in
+ * err when not), its workspace bytes, and its launch on `stream`. */
+int pa_cuda_simple_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+size_t pa_cuda_simple_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_simple_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                   void *workspace, cudaStream_t stream);
+
+int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                   void *workspace, cudaStream_t stream);
+
+#endif
