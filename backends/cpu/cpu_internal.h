@@ -33,7 +33,7 @@ typedef struct pa_cpu_layout {
   size_t off_mask;           /* AUTO_BLOCK mask (mask_bytes), or unused */
   size_t mask_bytes;
   size_t off_stats; /* backward: row max m, sum l and Di, fp32 [3][Hq][total_q] */
-  size_t off_part; /* forward split-KV partials */
+  size_t off_part;  /* forward split-KV partials: [unit][split][bq][2 + dvp] */
   size_t part_bytes;
   size_t total;
 } pa_cpu_layout;
@@ -55,15 +55,16 @@ typedef struct pa_cpu_isa {
   const char *name;
   int32_t vl, mr, nr; /* see cpu_tune.h */
   int32_t prefer_block_q, prefer_block_k;
-  /* fp32 scratch one thread needs for every pass of problem p with these tiles */
-  int64_t (*scratch_floats)(const pa_problem *p, int32_t bq, int32_t bk, int32_t dp,
-                            int32_t dvp);
-  /* task = ((b * Hq + h) * qtiles + query tile) * splits + split */
+  /* Bytes of scratch one thread needs for every pass of problem p, given the
+   * layout's tiles and padded dims (the kernels' own carving code measures it). */
+  size_t (*scratch_bytes)(const pa_problem *p, const struct pa_cpu_layout *lay);
+  /* A "unit" is one (batch, query head, query tile): unit = (qtiles - 1 - tile) *
+   * (B * Hq) + b * Hq + h, so the heaviest (last, under causal masks) tiles go first.
+   * Forward: task = unit * splits + split; the merge runs once per unit. */
   void (*forward_task)(const pa_cpu_job *job, int64_t task, int thread);
-  /* split-KV merge, task = (b * Hq + h) * qtiles + query tile */
-  void (*forward_merge_task)(const pa_cpu_job *job, int64_t task, int thread);
-  /* dQ and Di (run first), task = (query tile from the last, b * Hq + h) */
-  void (*backward_q_task)(const pa_cpu_job *job, int64_t task, int thread);
+  void (*forward_merge_task)(const pa_cpu_job *job, int64_t unit, int thread);
+  /* dQ and the row statistics (runs first), one task per unit */
+  void (*backward_q_task)(const pa_cpu_job *job, int64_t unit, int thread);
   /* dK, dV, task = (b * Hkv + kv head) * ktiles + key tile */
   void (*backward_kv_task)(const pa_cpu_job *job, int64_t task, int thread);
 } pa_cpu_isa;

@@ -46,9 +46,8 @@ void pa_cpu_layout_make(const pa_cpu_ctx *ctx, const pa_problem *p, pa_cpu_layou
   lay->dp = (int32_t)round_up((size_t)p->head_dim, (size_t)isa->vl);
   lay->dvp = (int32_t)round_up((size_t)p->head_dim_v, (size_t)isa->vl);
 
-  const int32_t bq = lay->tiles.block_q, bk = lay->tiles.block_k;
-  int64_t floats = isa->scratch_floats(p, bq, bk, lay->dp, lay->dvp);
-  lay->scratch_per_thread = round_up((size_t)floats * sizeof(float), PA_CPU_ALIGN);
+  const int32_t bq = lay->tiles.block_q;
+  lay->scratch_per_thread = round_up(isa->scratch_bytes(p, lay), PA_CPU_ALIGN);
   size_t at = 0;
   lay->off_scratch = at;
   at += (size_t)ctx->threads * lay->scratch_per_thread;
@@ -73,13 +72,20 @@ void pa_cpu_layout_make(const pa_cpu_ctx *ctx, const pa_problem *p, pa_cpu_layou
   lay->total = at;
 }
 
+/* Every mask, sparsity mode, layout and head size is computed; only the dtype can
+ * be out of reach. */
+static int cpu_supported(const pa_problem *p, pa_error *err) {
+  if (p->dtype == POLYATTN_DTYPE_F32 || p->dtype == POLYATTN_DTYPE_F16 ||
+      p->dtype == POLYATTN_DTYPE_BF16)
+    return 1;
+  pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s: the CPU backend computes F32, F16 and BF16",
+          polyattn_dtype_name(p->dtype));
+  return 0;
+}
+
 polyattn_status pa_cpu_plan(void *bctx, const pa_problem *p, size_t *workspace_bytes,
                             pa_error *err) {
-  if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
-      p->dtype != POLYATTN_DTYPE_BF16)
-    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                   "dtype %s: the CPU backend computes F32, F16 and BF16",
-                   polyattn_dtype_name(p->dtype));
+  if (!cpu_supported(p, err)) return POLYATTN_ERR_UNSUPPORTED;
   pa_cpu_layout lay;
   pa_cpu_layout_make((const pa_cpu_ctx *)bctx, p, &lay);
   *workspace_bytes = lay.total;
@@ -108,11 +114,7 @@ static void run_pass(const pa_cpu_ctx *ctx, const pa_cpu_job *job, pa_cpu_kernel
 static polyattn_status job_begin(const pa_cpu_ctx *ctx, const pa_problem *p,
                                  const struct polyattn_buffer *workspace, pa_problem *resolved,
                                  pa_cpu_job *job, pa_error *err) {
-  if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
-      p->dtype != POLYATTN_DTYPE_BF16)
-    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                   "dtype %s: the CPU backend computes F32, F16 and BF16",
-                   polyattn_dtype_name(p->dtype));
+  if (!cpu_supported(p, err)) return POLYATTN_ERR_UNSUPPORTED;
   memset(job, 0, sizeof *job);
   pa_cpu_layout_make(ctx, p, &job->lay);
   unsigned char *ws = workspace ? (unsigned char *)workspace->address : NULL;

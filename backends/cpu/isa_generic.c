@@ -1,5 +1,5 @@
-/* The CPU kernels built for the baseline target (SSE2 on x86-64, NEON on AArch64). CMake compiles this file
- * with the matching -m flags; the sources are shared by all instruction sets, and
+/* The CPU kernels built for the baseline target (SSE2 on x86-64, NEON on AArch64),
+ * with no -m flags; the sources are shared by all instruction sets, and
  * pa_cpu_isa_select() picks one at run time. */
 #include "cpu_tune.h"
 
@@ -18,7 +18,7 @@ const pa_cpu_isa pa_cpu_isa_generic = {
     .nr = PA_NR,
     .prefer_block_q = PA_CPU_GENERIC_BQ,
     .prefer_block_k = PA_CPU_GENERIC_BK,
-    .scratch_floats = pa_cpu_scratch_floats_generic,
+    .scratch_bytes = pa_cpu_scratch_bytes_generic,
     .forward_task = pa_cpu_forward_task_generic,
     .forward_merge_task = pa_cpu_forward_merge_task_generic,
     .backward_kv_task = pa_cpu_backward_kv_task_generic,

@@ -48,44 +48,37 @@ typedef struct pa_bwd_scratch {
   float *tmp;              /* [bk x max(dp, dvp)] rows converted to fp32 */
 } pa_bwd_scratch;
 
-static int64_t pa_bwd_scratch_floats(int32_t bq, int32_t bk, int32_t D, int32_t Dv,
-                                     int32_t dp, int32_t dvp) {
-  int64_t a = PA_CPU_ALIGN / sizeof(float);
-  return pa_round_up64((int64_t)bq * dp, a) + pa_round_up64((int64_t)bq * dvp, a) +
-         pa_round_up64((int64_t)D * bk, a) + pa_round_up64((int64_t)Dv * bk, a) +
-         pa_round_up64((int64_t)bk * dp, a) + 3 * pa_round_up64((int64_t)bq * bk, a) +
-         2 * pa_round_up64((int64_t)bk * dp, a) + 2 * pa_round_up64((int64_t)bk * dvp, a) +
-         2 * pa_round_up64((int64_t)bq * dp, a) + 3 * pa_round_up64(bq, a) +
-         2 * pa_round_up64(2 * (int64_t)bq, a) + pa_round_up64((int64_t)bk * (dp > dvp ? dp : dvp), a);
+/* Carve the scratch from `base` (NULL: only count the bytes, into *bytes). */
+static pa_bwd_scratch pa_bwd_scratch_carve(unsigned char *base, pa_tile_dims t, size_t *bytes) {
+  pa_carver c = {base, 0};
+  pa_bwd_scratch sc;
+  sc.q = pa_take(&c, (int64_t)t.bq * t.dp);
+  sc.dout = pa_take(&c, (int64_t)t.bq * t.dvp);
+  sc.kt = pa_take(&c, (int64_t)t.D * t.bk);
+  sc.vt = pa_take(&c, (int64_t)t.Dv * t.bk);
+  sc.k = pa_take(&c, (int64_t)t.bk * t.dp);
+  sc.p = pa_take(&c, (int64_t)t.bq * t.bk);
+  sc.ds = pa_take(&c, (int64_t)t.bq * t.bk);
+  sc.cg = pa_take(&c, (int64_t)t.bq * t.bk);
+  sc.dk = pa_take(&c, (int64_t)t.bk * t.dp);
+  sc.dv = pa_take(&c, (int64_t)t.bk * t.dvp);
+  sc.dq = pa_take(&c, (int64_t)t.bq * t.dp);
+  sc.dq_tile = pa_take(&c, (int64_t)t.bq * t.dp);
+  sc.dk_tile = pa_take(&c, (int64_t)t.bk * t.dp);
+  sc.dv_tile = pa_take(&c, (int64_t)t.bk * t.dvp);
+  sc.m = pa_take(&c, t.bq);
+  sc.l = pa_take(&c, t.bq);
+  sc.di = pa_take(&c, t.bq);
+  sc.row = (pa_softmax_row *)pa_take(&c, 2 * (int64_t)t.bq);
+  sc.di_sum = (double *)pa_take(&c, 2 * (int64_t)t.bq);
+  sc.tmp = pa_take(&c, (int64_t)t.bk * (t.dp > t.dvp ? t.dp : t.dvp));
+  if (bytes) *bytes = c.used;
+  return sc;
 }
 
-static pa_bwd_scratch pa_bwd_scratch_carve(const pa_cpu_job *job, int thread) {
-  const pa_cpu_layout *L = &job->lay;
-  const pa_problem *p = job->p;
-  int32_t bq = L->tiles.block_q, bk = L->tiles.block_k;
-  unsigned char *cur = job->ws + L->off_scratch + (size_t)thread * L->scratch_per_thread;
-  pa_bwd_scratch sc;
-  sc.q = pa_take(&cur, (int64_t)bq * L->dp);
-  sc.dout = pa_take(&cur, (int64_t)bq * L->dvp);
-  sc.kt = pa_take(&cur, (int64_t)p->head_dim * bk);
-  sc.vt = pa_take(&cur, (int64_t)p->head_dim_v * bk);
-  sc.k = pa_take(&cur, (int64_t)bk * L->dp);
-  sc.p = pa_take(&cur, (int64_t)bq * bk);
-  sc.ds = pa_take(&cur, (int64_t)bq * bk);
-  sc.cg = pa_take(&cur, (int64_t)bq * bk);
-  sc.dk = pa_take(&cur, (int64_t)bk * L->dp);
-  sc.dv = pa_take(&cur, (int64_t)bk * L->dvp);
-  sc.dq = pa_take(&cur, (int64_t)bq * L->dp);
-  sc.dq_tile = pa_take(&cur, (int64_t)bq * L->dp);
-  sc.dk_tile = pa_take(&cur, (int64_t)bk * L->dp);
-  sc.dv_tile = pa_take(&cur, (int64_t)bk * L->dvp);
-  sc.m = pa_take(&cur, bq);
-  sc.l = pa_take(&cur, bq);
-  sc.di = pa_take(&cur, bq);
-  sc.row = (pa_softmax_row *)pa_take(&cur, 2 * (int64_t)bq);
-  sc.di_sum = (double *)pa_take(&cur, 2 * (int64_t)bq);
-  sc.tmp = pa_take(&cur, (int64_t)bk * (L->dp > L->dvp ? L->dp : L->dvp));
-  return sc;
+static pa_bwd_scratch pa_bwd_scratch_of(const pa_cpu_job *job, int thread) {
+  return pa_bwd_scratch_carve(pa_thread_scratch(job, thread), pa_tile_dims_of(job->p, &job->lay),
+                              NULL);
 }
 
 /* The stored statistics of a row: stat 0 = m, 1 = l, 2 = Di. */
@@ -203,7 +196,7 @@ static void PA_CPU_FN(pa_cpu_backward_q_task)(const pa_cpu_job *job, int64_t uni
   if (i0 >= t.seq.len_q) return;
   const int32_t rows = pa_min32(bq, (int32_t)(t.seq.len_q - i0));
   const int32_t M = (int32_t)pa_round_up64(rows, PA_MR);
-  pa_bwd_scratch sc = pa_bwd_scratch_carve(job, thread);
+  pa_bwd_scratch sc = pa_bwd_scratch_of(job, thread);
   pa_bwd_load_rows(job, &t, &sc, i0, rows, M, 0);
   for (int32_t r = 0; r < rows; ++r) {
     sc.row[r] = pa_softmax_start();
@@ -260,7 +253,7 @@ static void PA_CPU_FN(pa_cpu_backward_kv_task)(const pa_cpu_job *job, int64_t ta
   const int32_t stored = pa_cpu_stored_len_k(p, b);
   if (k0 >= stored) return;
   const int32_t out_rows = pa_min32(bk, (int32_t)(stored - k0));
-  pa_bwd_scratch sc = pa_bwd_scratch_carve(job, thread);
+  pa_bwd_scratch sc = pa_bwd_scratch_of(job, thread);
   pa_seq seq = pa_problem_seq(p, b);
   const int32_t kn = pa_min32(bk, (int32_t)(seq.len_k - k0)); /* keys seqused_k keeps */
   if (kn > 0) {
@@ -297,13 +290,11 @@ static void PA_CPU_FN(pa_cpu_backward_kv_task)(const pa_cpu_job *job, int64_t ta
   }
 }
 
-/* Scratch one thread needs for any pass of this instruction set's kernels. */
-static int64_t PA_CPU_FN(pa_cpu_scratch_floats)(const pa_problem *p, int32_t bq, int32_t bk,
-                                                int32_t dp, int32_t dvp) {
-  int64_t f = pa_fwd_scratch_floats(bq, bk, p->head_dim, dp, dvp);
-  if (p->pass == PA_PASS_BACKWARD) {
-    int64_t g = pa_bwd_scratch_floats(bq, bk, p->head_dim, p->head_dim_v, dp, dvp);
-    if (g > f) f = g;
-  }
-  return f;
+/* Bytes of scratch one thread needs for every pass of problem p. */
+static size_t PA_CPU_FN(pa_cpu_scratch_bytes)(const pa_problem *p, const pa_cpu_layout *L) {
+  size_t fwd = 0, bwd = 0;
+  pa_tile_dims t = pa_tile_dims_of(p, L);
+  (void)pa_fwd_scratch_carve(NULL, t, &fwd);
+  if (p->pass == PA_PASS_BACKWARD) (void)pa_bwd_scratch_carve(NULL, t, &bwd);
+  return fwd > bwd ? fwd : bwd;
 }

@@ -20,30 +20,20 @@ typedef struct pa_fwd_scratch {
   float *tmp; /* [bk x max(dp, dvp)] rows converted to fp32 */
 } pa_fwd_scratch;
 
-static int64_t pa_fwd_scratch_floats(int32_t bq, int32_t bk, int32_t D, int32_t dp,
-                                     int32_t dvp) {
-  int64_t a = PA_CPU_ALIGN / sizeof(float);
-  return pa_round_up64((int64_t)bq * dp, a) + pa_round_up64((int64_t)D * bk, a) +
-         pa_round_up64((int64_t)bk * dvp, a) + pa_round_up64((int64_t)bq * bk, a) +
-         2 * pa_round_up64((int64_t)bq * dvp, a) + pa_round_up64((int64_t)bq * 2, a) +
-         pa_round_up64(bq, a) +
-         pa_round_up64((int64_t)bk * (dp > dvp ? dp : dvp), a);
-}
-
-static pa_fwd_scratch pa_fwd_scratch_carve(const pa_cpu_job *job, int thread) {
-  const pa_cpu_layout *L = &job->lay;
-  int32_t bq = L->tiles.block_q, bk = L->tiles.block_k;
-  unsigned char *cur = job->ws + L->off_scratch + (size_t)thread * L->scratch_per_thread;
+/* Carve the scratch from `base` (NULL: only count the bytes, into *bytes). */
+static pa_fwd_scratch pa_fwd_scratch_carve(unsigned char *base, pa_tile_dims t, size_t *bytes) {
+  pa_carver c = {base, 0};
   pa_fwd_scratch sc;
-  sc.q = pa_take(&cur, (int64_t)bq * L->dp);
-  sc.kt = pa_take(&cur, (int64_t)job->p->head_dim * bk);
-  sc.v = pa_take(&cur, (int64_t)bk * L->dvp);
-  sc.s = pa_take(&cur, (int64_t)bq * bk);
-  sc.acc = pa_take(&cur, (int64_t)bq * L->dvp);
-  sc.pv = pa_take(&cur, (int64_t)bq * L->dvp);
-  sc.alpha = pa_take(&cur, bq);
-  sc.row = (pa_softmax_row *)pa_take(&cur, (int64_t)bq * 2);
-  sc.tmp = pa_take(&cur, (int64_t)bk * (L->dp > L->dvp ? L->dp : L->dvp));
+  sc.q = pa_take(&c, (int64_t)t.bq * t.dp);
+  sc.kt = pa_take(&c, (int64_t)t.D * t.bk);
+  sc.v = pa_take(&c, (int64_t)t.bk * t.dvp);
+  sc.s = pa_take(&c, (int64_t)t.bq * t.bk);
+  sc.acc = pa_take(&c, (int64_t)t.bq * t.dvp);
+  sc.pv = pa_take(&c, (int64_t)t.bq * t.dvp);
+  sc.alpha = pa_take(&c, t.bq);
+  sc.row = (pa_softmax_row *)pa_take(&c, 2 * (int64_t)t.bq);
+  sc.tmp = pa_take(&c, (int64_t)t.bk * (t.dp > t.dvp ? t.dp : t.dvp));
+  if (bytes) *bytes = c.used;
   return sc;
 }
 
@@ -98,7 +88,8 @@ static inline void pa_fwd_add_tile(float *acc, const float *pv, const float *alp
     float *a = acc + (int64_t)r * dvp;
     const float *t = pv + (int64_t)r * dvp;
     pa_vf va = pa_vsplat(alpha[r]);
-    for (int32_t d = 0; d < dvp; d += PA_VL) pa_vstore(a + d, pa_vload(a + d) * va + pa_vload(t + d));
+    for (int32_t d = 0; d < dvp; d += PA_VL)
+      pa_vstore(a + d, pa_vload(a + d) * va + pa_vload(t + d));
   }
 }
 
@@ -119,7 +110,8 @@ static void PA_CPU_FN(pa_cpu_forward_task)(const pa_cpu_job *job, int64_t task, 
   if (i0 >= t.seq.len_q) return;
   const int32_t rows = pa_min32(bq, (int32_t)(t.seq.len_q - i0));
   const int32_t M = (int32_t)pa_round_up64(rows, PA_MR); /* microkernel rows */
-  pa_fwd_scratch sc = pa_fwd_scratch_carve(job, thread);
+  pa_fwd_scratch sc =
+      pa_fwd_scratch_carve(pa_thread_scratch(job, thread), pa_tile_dims_of(p, L), NULL);
 
   pa_load_tile(&p->q, p->dtype, b, t.seq.q_start, h, i0, rows, M, D, dp, p->scale, sc.q);
   memset(sc.acc, 0, sizeof(float) * (size_t)M * (size_t)dvp);
@@ -196,7 +188,8 @@ static void PA_CPU_FN(pa_cpu_forward_merge_task)(const pa_cpu_job *job, int64_t 
   const int64_t i0 = qt * bq;
   if (i0 >= seq.len_q) return;
   const int32_t rows = pa_min32(bq, (int32_t)(seq.len_q - i0));
-  pa_fwd_scratch sc = pa_fwd_scratch_carve(job, thread);
+  pa_fwd_scratch sc =
+      pa_fwd_scratch_carve(pa_thread_scratch(job, thread), pa_tile_dims_of(p, L), NULL);
   float *acc = sc.acc; /* one row */
   for (int32_t r = 0; r < rows; ++r) {
     pa_softmax_row st = pa_softmax_start();

@@ -43,11 +43,33 @@ static pa_head_ctx pa_head_make(const pa_problem *p, int32_t b, int32_t h) {
 static inline int32_t pa_min32(int32_t a, int32_t b) { return a < b ? a : b; }
 static inline int64_t pa_round_up64(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
-/* Scratch carving: consecutive 64-byte-aligned fp32 arrays. */
-static inline float *pa_take(unsigned char **cursor, int64_t floats) {
-  float *f = (float *)*cursor;
-  *cursor += pa_round_up64(floats * (int64_t)sizeof(float), PA_CPU_ALIGN);
+/* Scratch carving: consecutive 64-byte-aligned fp32 arrays from `base`, `*used`
+ * bytes in. With base == NULL nothing is handed out and only *used grows: that is
+ * how the layout sizes a thread's scratch, from the very code that carves it. */
+typedef struct pa_carver {
+  unsigned char *base;
+  size_t used;
+} pa_carver;
+
+static inline float *pa_take(pa_carver *c, int64_t floats) {
+  float *f = c->base ? (float *)(c->base + c->used) : NULL;
+  c->used += (size_t)pa_round_up64(floats * (int64_t)sizeof(float), PA_CPU_ALIGN);
   return f;
+}
+
+/* The tile shape every carve uses. */
+typedef struct pa_tile_dims {
+  int32_t bq, bk, D, Dv, dp, dvp;
+} pa_tile_dims;
+
+static inline pa_tile_dims pa_tile_dims_of(const pa_problem *p, const pa_cpu_layout *L) {
+  pa_tile_dims t = {L->tiles.block_q, L->tiles.block_k, p->head_dim, p->head_dim_v, L->dp,
+                    L->dvp};
+  return t;
+}
+
+static inline unsigned char *pa_thread_scratch(const pa_cpu_job *job, int thread) {
+  return job->ws + job->lay.off_scratch + (size_t)thread * job->lay.scratch_per_thread;
 }
 
 /* pa_f16_to_f32 (common/convert.h) on VL lanes without branches; the same bits for
@@ -105,7 +127,8 @@ static void pa_load_tile(const pa_view *v, polyattn_dtype dt, int32_t b, int64_t
   for (int32_t r = 0; r < n; ++r)
     pa_load_row(v->ptr, pa_view_row(v, b, r0 + r, start, hh), dt, width, ld, mul,
                 tile + (int64_t)r * ld);
-  if (pad_rows > n) memset(tile + (int64_t)n * ld, 0, sizeof(float) * (size_t)(pad_rows - n) * (size_t)ld);
+  if (pad_rows > n)
+    memset(tile + (int64_t)n * ld, 0, sizeof(float) * (size_t)(pad_rows - n) * (size_t)ld);
 }
 
 /* The transposed tile: kt[d * ldk + j] = K[k0 + j][d] for j < n, 0 for n <= j < ldk.
@@ -219,13 +242,15 @@ static void pa_tile_scores(const pa_head_ctx *t, pa_tile_kind kind, float *S, in
     }
   }
   if (kind.edge_block) {
+    /* Keys past len_k have no mask block (and the range test dropped them). */
+    int64_t kn = t->mask.len_k - k0 < bk ? t->mask.len_k - k0 : bk;
     for (int32_t r = 0; r < rows; ++r) {
       int32_t qb = (int32_t)((i0 + r) / p->block_q);
       float *s = S + r * lds;
-      for (int64_t j = 0; j < bk;) {
+      for (int64_t j = 0; j < kn;) {
         int64_t kb = (k0 + j) / p->block_k;
         int64_t end = (kb + 1) * p->block_k - k0; /* end of this mask block in the tile */
-        if (end > bk) end = bk;
+        if (end > kn) end = kn;
         if (!pa_block_mask_keep(&p->block_mask, t->b, t->h, qb, (int32_t)kb))
           for (int64_t jj = j; jj < end; ++jj) s[jj] = -INFINITY;
         j = end;
