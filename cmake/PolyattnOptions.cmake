@@ -15,3 +15,13 @@ if(POLYATTN_SANITIZE)
                       -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+
+# The CUDA backend module (backends/cuda): AUTO builds it when CMake finds nvcc (on
+# PATH, in CUDACXX, or at /usr/local/cuda/bin/nvcc); ON requires it; OFF skips it.
+set(POLYATTN_CUDA AUTO CACHE STRING "Build the CUDA backend module (AUTO, ON, OFF)")
+set_property(CACHE POLYATTN_CUDA PROPERTY STRINGS AUTO ON OFF)
+# Real architectures compiled into the module (SASS for each, plus PTX of each for
+# the driver to JIT on newer GPUs). CUDA 13's lowest target is sm_75; with a CUDA
+# 11.8 or 12.x toolkit pass "70;80;90" for Volta.
+set(POLYATTN_CUDA_ARCHS "75;80;90" CACHE STRING "CUDA architectures of the CUDA module")
+option(POLYATTN_CUDA_PTXAS_VERBOSE "Print ptxas register and shared-memory use (-Xptxas -v)" OFF)

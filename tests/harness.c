@@ -99,6 +99,25 @@ polyattn_context *th_context_or_skip(polyattn_backend_kind kind) {
   return ctx;
 }
 
+/* POLYATTN_TEST_CASES=a,b,...: only the cases whose name contains one of the
+ * substrings (a reduced sweep, e.g. under compute-sanitizer); unset: every case. */
+static int case_selected(const th_case *c) {
+  const char *env = getenv("POLYATTN_TEST_CASES");
+  if (!env || !*env) return 1;
+  for (const char *s = env; *s;) {
+    size_t len = strcspn(s, ",");
+    if (len && len < 128) {
+      char want[128];
+      memcpy(want, s, len);
+      want[len] = '\0';
+      if (strstr(c->name, want)) return 1;
+    }
+    s += len;
+    if (*s == ',') ++s;
+  }
+  return 0;
+}
+
 size_t th_make_params(const th_case *cases, size_t ncases, th_param **out) {
   polyattn_backend_kind kinds[8];
   size_t nk = th_selected_backends(kinds);
@@ -109,7 +128,7 @@ size_t th_make_params(const th_case *cases, size_t ncases, th_param **out) {
       continue;
     }
     for (size_t i = 0; i < ncases; ++i)
-      for (int d = 0; d < 3; ++d) n += (cases[i].dtypes >> d) & 1u;
+      for (int d = 0; d < 3; ++d) n += case_selected(&cases[i]) && ((cases[i].dtypes >> d) & 1u);
   }
   th_param *p = cr_malloc(sizeof(th_param) * (n ? n : 1));
   size_t j = 0;
@@ -120,7 +139,8 @@ size_t th_make_params(const th_case *cases, size_t ncases, th_param **out) {
     }
     for (size_t i = 0; i < ncases; ++i)
       for (int d = 0; d < 3; ++d)
-        if ((cases[i].dtypes >> d) & 1u) p[j++] = (th_param){(int)i, (polyattn_dtype)d, kinds[b]};
+        if (case_selected(&cases[i]) && ((cases[i].dtypes >> d) & 1u))
+          p[j++] = (th_param){(int)i, (polyattn_dtype)d, kinds[b]};
   }
   *out = p;
   return n;

@@ -16,7 +16,9 @@
  * The backend list is data: one parameter per (case, dtype, backend), over the
  * backends polyattn_backends() reports as built, restricted by the environment
  * variable POLYATTN_TEST_BACKENDS=cpu,cuda,... when set. A selected backend that is
- * absent or unusable yields one loud skip with the reason, never a pass. */
+ * absent or unusable yields one loud skip with the reason, never a pass.
+ * POLYATTN_TEST_CASES=sub1,sub2 keeps only the cases whose name contains one of
+ * the substrings (a reduced sweep, e.g. under compute-sanitizer). */
 #ifndef PA_TESTS_HARNESS_H
 #define PA_TESTS_HARNESS_H
 
@@ -73,7 +75,8 @@ typedef struct th_case {
 
   int varlen;                 /* seqlens_q/k[0..batch) give the sequences */
   int32_t seqlens_q[TH_MAX_SEQS], seqlens_k[TH_MAX_SEQS];
-  int no_max_seqlen;          /* varlen: pass max_seqlen_* = 0 (library computes) */
+  int no_max_seqlen;          /* varlen: pass max_seqlen_* = 0 (library computes; CPU only,
+                               * GPU runs pass it: their cu_seqlens live on the device) */
   int seqused;                /* seqused_k[0..batch) given */
   int32_t seqused_k[TH_MAX_SEQS];
 

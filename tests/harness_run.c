@@ -398,8 +398,11 @@ static void make_tensors(th_run *r) {
     if (c->varlen) {
       pp->cu_seqlens_q = &T[TB_CUQ];
       pp->cu_seqlens_k = &T[TB_CUK];
-      pp->max_seqlen_q = c->no_max_seqlen ? 0 : r->Sq;
-      pp->max_seqlen_k = c->no_max_seqlen ? 0 : r->Sk;
+      /* The library computes max_seqlen only from cu_seqlens it can read on the host
+       * (docs/decisions.md 4): a GPU backend's run always passes it. */
+      int host_reads = side || polyattn_context_backend(r->ctx) == POLYATTN_BACKEND_CPU;
+      pp->max_seqlen_q = c->no_max_seqlen && host_reads ? 0 : r->Sq;
+      pp->max_seqlen_k = c->no_max_seqlen && host_reads ? 0 : r->Sk;
     }
     pp->seqused_k = c->seqused ? &T[TB_USED] : NULL;
     pp->sparsity = c->sparsity;

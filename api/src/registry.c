@@ -97,13 +97,18 @@ static void load_module(entry *e) {
     return;
   }
   int score = score_fn();
+  const pa_backend_ops *ops = NULL;
+  polyattn_status st = init_fn(PA_BACKEND_API_VERSION, &ops);
   if (score <= 0) {
-    snprintf(e->reason, sizeof e->reason, "module reports it cannot run here (score 0)");
+    /* The module's own probe knows why (e.g. the driver is missing). */
+    char why[400] = "", dev[8];
+    if (st == POLYATTN_OK && ops && ops->api_version == PA_BACKEND_API_VERSION)
+      ops->probe(dev, sizeof dev, why, sizeof why);
+    snprintf(e->reason, sizeof e->reason, "module reports it cannot run here%s%s",
+             why[0] ? ": " : " (score 0)", why);
     dlclose(dl);
     return;
   }
-  const pa_backend_ops *ops = NULL;
-  polyattn_status st = init_fn(PA_BACKEND_API_VERSION, &ops);
   if (st != POLYATTN_OK || !ops) {
     snprintf(e->reason, sizeof e->reason, "module init failed: %s (core API version %u)",
              polyattn_status_string(st), PA_BACKEND_API_VERSION);

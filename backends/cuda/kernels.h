@@ -12,6 +12,11 @@
 
 #include "problem.h"
 
+/* C linkage: the host side of the module (cuda_*.c) is C, the kernels are CUDA C++. */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_NONE = 0,
   PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch */
@@ -38,4 +43,12 @@ size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
 
+/* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
+ * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta
+ * forces one (then NONE if that one cannot run it). */
+pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

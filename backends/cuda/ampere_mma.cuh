@@ -1,0 +1,127 @@
+/* PTX wrappers of the Ampere forward kernel (fwd_ampere.cu): cp.async, ldmatrix,
+ * mma.sync m16n8k16 with fp32 accumulators, and the register fragments they fill.
+ *
+ * Fragment layouts (PTX ISA, "Matrix Fragments for mma.m16n8k16 with floating point
+ * type"); lane = 4 * g + t, g = lane >> 2 (group), t = lane & 3 (thread in group):
+ *   A [16 x 16] row-major, 4 x .b32 (2 halves each, low half = lower column):
+ *     a[0] = (row g,   cols 2t, 2t+1)     a[1] = (row g+8, cols 2t, 2t+1)
+ *     a[2] = (row g,   cols 2t+8, 2t+9)   a[3] = (row g+8, cols 2t+8, 2t+9)
+ *   B [16 x 8] (k x n) "col": 2 x .b32
+ *     b[0] = (k 2t, 2t+1;   n g)          b[1] = (k 2t+8, 2t+9; n g)
+ *   C/D [16 x 8] fp32: c[0], c[1] = (row g, cols 2t, 2t+1); c[2], c[3] = row g+8.
+ * ldmatrix .x4: lanes 8i..8i+7 give the row addresses of 8x8 matrix i; register i
+ * of a lane then holds (row g, cols 2t, 2t+1) of matrix i, or with .trans
+ * (rows 2t, 2t+1; col g), i.e. the B fragment of a matrix stored k-major. */
+#ifndef PA_CUDA_AMPERE_MMA_CUH
+#define PA_CUDA_AMPERE_MMA_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+/* The device code needs sm_80 (cp.async, bf16 mma). Older targets of the same
+ * module compile the kernel to a trap; pa_cuda_ampere_supports() never picks it. */
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+#  define PA_AMPERE_ARCH_OK 1
+#else
+#  define PA_AMPERE_ARCH_OK 0
+#endif
+
+/* Shared-memory address of a generic pointer into shared memory. */
+__device__ __forceinline__ uint32_t pa_smem_addr(const void *p) {
+  return (uint32_t)__cvta_generic_to_shared(p);
+}
+
+/* 16-byte global -> shared copy that bypasses L1; bytes [src_bytes, 16) of the
+ * destination are zero-filled (src_bytes = 0: no global read at all). */
+__device__ __forceinline__ void pa_cp_async_16(uint32_t dst, const void *src, int src_bytes) {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+#endif
+}
+
+__device__ __forceinline__ void pa_cp_async_commit() {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/* Wait until at most `N` of this thread's most recent commit groups are pending. */
+template <int N>
+__device__ __forceinline__ void pa_cp_async_wait() {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+/* Four 8x8 b16 matrices (see the header comment for who holds what). */
+__device__ __forceinline__ void pa_ldmatrix_x4(uint32_t (&r)[4], uint32_t addr) {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+#endif
+}
+
+__device__ __forceinline__ void pa_ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t addr) {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+#endif
+}
+
+/* d[16 x 8] += a[16 x 16] . b[16 x 8], fp32 accumulate; T is __half or __nv_bfloat16. */
+template <typename T>
+__device__ __forceinline__ void pa_mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1);
+
+template <>
+__device__ __forceinline__ void pa_mma_16816<__half>(float (&d)[4], const uint32_t (&a)[4],
+                                                     uint32_t b0, uint32_t b1) {
+#if PA_AMPERE_ARCH_OK
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+template <>
+__device__ __forceinline__ void pa_mma_16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
+                                                            uint32_t b0, uint32_t b1) {
+#if PA_AMPERE_ARCH_OK
+  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* Two floats rounded to nearest even and packed: `lo` in bits 0-15 (the lower
+ * column of a fragment pair), `hi` in bits 16-31. */
+template <typename T>
+__device__ __forceinline__ uint32_t pa_pack2(float lo, float hi);
+
+template <>
+__device__ __forceinline__ uint32_t pa_pack2<__half>(float lo, float hi) {
+  __half2 h = __floats2half2_rn(lo, hi); /* .x = lo (low 16 bits), .y = hi */
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+
+template <>
+__device__ __forceinline__ uint32_t pa_pack2<__nv_bfloat16>(float lo, float hi) {
+  __nv_bfloat162 h = __floats2bfloat162_rn(lo, hi);
+  return *reinterpret_cast<uint32_t *>(&h);
+}
+
+/* 2^x on the SFU (MUFU.EX2); 2^-inf = +0, which is how masked scores vanish. */
+__device__ __forceinline__ float pa_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+
+#endif

@@ -1,0 +1,101 @@
+/* Shared-memory tiles of the Ampere forward kernel: the swizzled layout and the
+ * cp.async loads that fill it.
+ *
+ * A tile is [rows x D] 16-bit elements, stored row after row (D * 2 bytes per row,
+ * no padding), each row as D / 8 chunks of 16 bytes. ldmatrix reads one chunk from
+ * each of 8 consecutive rows (rows 8a .. 8a+7, same logical chunk); unswizzled, those
+ * land in the same 4 banks whenever the row pitch is a multiple of 128 bytes. The
+ * chunk index is therefore XORed with bits of the row so the 8 chunks fall in 8
+ * distinct 16-byte bank groups (addresses mod 128 bytes):
+ *   chunks per row % 8 == 0 (D = 64, 128, 192, 256): chunk ^ (row & 7)
+ *   chunks per row % 8 == 4 (D = 32, 96):            chunk ^ ((row >> 1) & 3)
+ *     (the pitch is 64 bytes mod 128, so row parity already picks the upper or lower
+ *      half of the 128 bytes; the XOR spreads the 4 rows of equal parity over the 4
+ *      chunks of that half, and stays inside the aligned group of 4 chunks.)
+ * The same layout serves the cp.async writes, the O staging writes (one chunk per
+ * row of 8 consecutive rows) and the 16-byte O reads. */
+#ifndef PA_CUDA_AMPERE_TILE_CUH
+#define PA_CUDA_AMPERE_TILE_CUH
+
+#include <stdint.h>
+
+#include "ampere_mma.cuh"
+
+template <int D>
+struct pa_tile_layout {
+  enum { chunks = D / 8 }; /* 16-byte chunks per row */
+  static_assert(chunks % 4 == 0, "the swizzle needs a multiple of 4 chunks per row");
+
+  /* Byte offset of chunk `chunk` of row `row`. */
+  __device__ __forceinline__ static uint32_t offset(int row, int chunk) {
+    const int phys = (chunks % 8 == 0) ? (chunk ^ (row & 7)) : (chunk ^ ((row >> 1) & 3));
+    return (uint32_t)((row * chunks + phys) * 16);
+  }
+};
+
+/* Copy rows [0, ROWS) x columns [0, D) of a global [rows x cols] matrix (row r at
+ * src + r * row_stride elements, columns contiguous, rows 16-byte aligned) into the
+ * tile at shared address `dst`. Rows >= rows_valid and columns >= cols_valid are
+ * zero-filled without reading global memory (cp.async src-size), so padded rows,
+ * keys and head-dim columns contribute exact zeros. `any_ptr` is a valid global
+ * address given to the copies that read nothing. All NT threads of the block call
+ * it; the caller commits the group. */
+template <int ROWS, int D, int NT, typename T>
+__device__ __forceinline__ void pa_tile_load(uint32_t dst, const T *src, int64_t row_stride,
+                                             int rows_valid, int cols_valid, const T *any_ptr,
+                                             int tid) {
+  typedef pa_tile_layout<D> L;
+  enum { per_thread = ROWS * L::chunks / NT };
+  static_assert(ROWS * L::chunks % NT == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int c = 0; c < per_thread; ++c) {
+    const int idx = tid + c * NT;
+    const int row = idx / L::chunks, chunk = idx % L::chunks;
+    int bytes = (cols_valid - chunk * 8) * 2;
+    bytes = bytes < 0 ? 0 : (bytes > 16 ? 16 : bytes);
+    if (row >= rows_valid) bytes = 0;
+    const T *g = bytes ? src + (int64_t)row * row_stride + chunk * 8 : any_ptr;
+    pa_cp_async_16(dst + L::offset(row, chunk), g, bytes);
+  }
+}
+
+/* ldmatrix row addresses. Every operand tile is read as 16 x 16 blocks of four 8x8
+ * matrices, in one of two orders:
+ *   ROW_PAIR (Q as the A operand; V with .trans as the B operand):
+ *     matrix i = lane / 8 covers rows 8 * (i & 1) .. +7, chunk i >> 1:
+ *     regs = {rows 0-7 / cols 0-7, rows 8-15 / cols 0-7, rows 0-7 / cols 8-15,
+ *             rows 8-15 / cols 8-15}
+ *   COL_PAIR (K as the B operand, not transposed):
+ *     matrix i covers rows 8 * (i >> 1) .. +7, chunk i & 1:
+ *     regs = {keys 0-7 / dims 0-7, keys 0-7 / dims 8-15, keys 8-15 / dims 0-7,
+ *             keys 8-15 / dims 8-15} = {b0, b1} of key n-tile 0, {b0, b1} of n-tile 1.
+ * The lane's part of the address is computed once: for a block at row0 (a multiple
+ * of 16) and chunks 2kk, 2kk+1, the swizzle XOR touches only the low 3 (or 2) bits
+ * of the chunk, so the address is base + off[kk % P] + a compile-time constant,
+ * and the unrolled loops issue ldmatrix with immediate offsets. */
+enum pa_ldsm_order { PA_LDSM_ROW_PAIR = 0, PA_LDSM_COL_PAIR = 1 };
+
+template <int D, int ORDER>
+struct pa_ldsm_lane {
+  enum {
+    chunks = pa_tile_layout<D>::chunks,
+    xmask = (chunks % 8 == 0) ? 7 : 3, /* chunk bits the swizzle XORs */
+    period = (xmask + 1) / 2           /* K steps after which the XOR pattern repeats */
+  };
+  uint32_t off[period];
+
+  __device__ __forceinline__ explicit pa_ldsm_lane(int lane) {
+    const int lr = ORDER == PA_LDSM_COL_PAIR ? (lane & 7) + ((lane >> 4) << 3) : (lane & 15);
+    const int lc = ORDER == PA_LDSM_COL_PAIR ? ((lane >> 3) & 1) : (lane >> 4);
+    const int x = xmask == 7 ? (lr & 7) : ((lr >> 1) & 3); /* as pa_tile_layout::offset */
+#pragma unroll
+    for (int q = 0; q < period; ++q) off[q] = (uint32_t)((lr * chunks + ((2 * q + lc) ^ x)) * 16);
+  }
+
+  /* Address of the 16 x 16 block at rows row0.. (row0 % 16 == 0), chunks 2kk, 2kk+1. */
+  __device__ __forceinline__ uint32_t at(uint32_t base, int row0, int kk) const {
+    return base + off[kk % period] + (uint32_t)((row0 * chunks + ((2 * kk) & ~xmask)) * 16);
+  }
+};
+
+#endif

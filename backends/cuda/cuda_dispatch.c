@@ -1,0 +1,109 @@
+/* plan, forward and backward of the CUDA backend, all through pa_cuda_pick_kernel():
+ * the one place that decides which kernel runs a problem and whether any can. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+
+static const char *kernel_name(pa_cuda_kernel k) {
+  switch (k) {
+  case PA_CUDA_KERNEL_SIMPLE: return "simple";
+  case PA_CUDA_KERNEL_AMPERE: return "ampere";
+  case PA_CUDA_KERNEL_VOLTA: return "volta";
+  default: return "none";
+  }
+}
+
+/* A kernel forced by name: it runs the problem or the call is unsupported. */
+static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const pa_cuda_device *dev,
+                                  pa_error *err) {
+  pa_error why = {{0}};
+  if (!strcmp(want, "simple")) {
+    if (pa_cuda_simple_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
+  } else if (!strcmp(want, "ampere")) {
+    if (dev->cc_major < 8)
+      snprintf(why.msg, sizeof why.msg, "needs compute capability 8.0 or newer, the device has %d.%d",
+               dev->cc_major, dev->cc_minor);
+    else if (pa_cuda_ampere_supports(p, dev, &why))
+      return PA_CUDA_KERNEL_AMPERE;
+  } else if (!strcmp(want, "volta") || !strcmp(want, "sm70")) {
+    snprintf(why.msg, sizeof why.msg, "the Volta kernel is not built yet");
+  } else {
+    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                 "POLYATTN_CUDA_KERNEL=%s is not one of simple, ampere, volta", want);
+    return PA_CUDA_KERNEL_NONE;
+  }
+  pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
+  return PA_CUDA_KERNEL_NONE;
+}
+
+pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
+  if (p->pass == PA_PASS_BACKWARD) {
+    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "the CUDA backward comes in issue 4");
+    return PA_CUDA_KERNEL_NONE;
+  }
+  if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
+      p->dtype != POLYATTN_DTYPE_BF16) {
+    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s is not supported by the CUDA backend",
+                 p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "(not f32, f16 or bf16)");
+    return PA_CUDA_KERNEL_NONE;
+  }
+  if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK || p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
+    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                 "%s sparsity is not implemented by the CUDA backend yet (issue 5)",
+                 p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK ? "AUTO_BLOCK" : "2:4");
+    return PA_CUDA_KERNEL_NONE;
+  }
+  const char *want = getenv("POLYATTN_CUDA_KERNEL");
+  if (want && *want) return pick_forced(want, p, dev, err);
+
+  if ((p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && dev->cc_major >= 8) {
+    pa_error why = {{0}}; /* the Ampere kernel declining is not an error: fall back */
+    if (pa_cuda_ampere_supports(p, dev, &why)) return PA_CUDA_KERNEL_AMPERE;
+  }
+  pa_error why = {{0}};
+  if (pa_cuda_simple_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
+  pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA kernel runs this problem: %s", why.msg);
+  return PA_CUDA_KERNEL_NONE;
+}
+
+polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_bytes,
+                             pa_error *err) {
+  const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
+  switch (pa_cuda_pick_kernel(p, &ctx->dev, err)) {
+  case PA_CUDA_KERNEL_SIMPLE: *workspace_bytes = pa_cuda_simple_workspace(p, &ctx->dev); break;
+  case PA_CUDA_KERNEL_AMPERE: *workspace_bytes = pa_cuda_ampere_workspace(p, &ctx->dev); break;
+  default: return POLYATTN_ERR_UNSUPPORTED;
+  }
+  return POLYATTN_OK;
+}
+
+/* Enqueue on the context's stream: no allocation, no synchronisation, so the call
+ * can be captured in a CUDA graph. */
+polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
+                                const struct polyattn_buffer *workspace, pa_error *err) {
+  const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
+  pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
+  if (k == PA_CUDA_KERNEL_NONE) return POLYATTN_ERR_UNSUPPORTED;
+  void *ws = workspace ? workspace->address : NULL;
+  cudaError_t e = cudaSetDevice(ctx->device);
+  if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
+  e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_forward(p, &ctx->dev, ws, ctx->stream)
+                                 : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) {
+    char what[64];
+    snprintf(what, sizeof what, "CUDA %s forward", kernel_name(k));
+    return pa_cuda_status(err, e, what);
+  }
+  return POLYATTN_OK;
+}
+
+polyattn_status pa_cuda_backward(void *bctx, const pa_problem *p,
+                                 const struct polyattn_buffer *workspace, pa_error *err) {
+  (void)workspace;
+  const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
+  (void)pa_cuda_pick_kernel(p, &ctx->dev, err); /* says why: no backward kernel yet */
+  return POLYATTN_ERR_UNSUPPORTED;
+}

@@ -1,0 +1,479 @@
+/* The Ampere forward kernel (sm_80+, also run on sm_90): FlashAttention-2 for fp16
+ * and bf16 with mma.sync m16n8k16, ldmatrix and cp.async.
+ *
+ * One block computes `block_q` query rows of one (batch entry, query head); each
+ * warp owns 16 of those rows and keeps their Q fragments (optionally), S = Q.K^T and
+ * the O accumulator in registers. Key tiles of `block_k` rows stream through a
+ * two-stage cp.async pipeline: tile n + 1's K and V load while tile n is computed.
+ * The online softmax (ampere_softmax.cuh) runs on the S fragments; P goes from the
+ * S accumulators straight into A fragments of P.V, without shared memory.
+ *
+ * Everything but the head dim and dtype is a run-time value: causal, windows,
+ * softcap, ALiBi, GQA, varlen, seqused_k, block masks. Key tiles outside the rows'
+ * mask range (pa_mask_rows_range) or whose covering mask blocks are all 0 are never
+ * loaded; per-element masking runs only on tiles that need it.
+ *
+ * Files: ampere_tune.cuh (the tuning table), ampere_tile.cuh (swizzled tiles,
+ * cp.async loads), ampere_mma.cuh (PTX wrappers, fragment layouts),
+ * ampere_softmax.cuh (softmax steps on fragments). */
+#define PA_CUDA_AMPERE_REAL 1
+
+#include <stdio.h>
+
+#include <atomic>
+
+#include "kernels.h"
+#include "mask.h"
+
+#include "ampere_mma.cuh"
+#include "ampere_softmax.cuh"
+#include "ampere_tile.cuh"
+#include "ampere_tune.cuh"
+
+namespace {
+
+/* Commit groups of the K/V pipeline: each tile commits K, then V. The waits below
+ * name how many groups may still be in flight. */
+enum pa_pipe_pending {
+  PENDING_V_OF_TILE = 1, /* K[n] landed; V[n] may be in flight */
+  PENDING_NEXT_K_V = 2,  /* V[n] landed; K[n+1], V[n+1] may be in flight */
+  PENDING_FIRST_K_V = 2  /* Q landed; K[first], V[first] may be in flight */
+};
+
+/* Everything a block needs about its (batch entry, head, query rows). */
+struct pa_block_ctx {
+  int b, h, hk;
+  pa_seq seq;
+  pa_mask mask;
+  int i0, i_end;     /* query rows [i0, i_end) of this block, within the sequence */
+  int64_t klo, khi;  /* keys any of those rows may keep */
+  int lo_last;       /* first key of the last row: tiles at or after it are kept by all rows */
+  int hi_first;      /* end of the first row's keys: tiles ending at or before it likewise */
+};
+
+/* Block masks: the first key tile >= n with a kept mask block, or n_hi. `partial`
+ * says whether some (row, key) pair of that tile falls in a 0 block, i.e. whether
+ * per-element masking is needed. A tile is skipped only when every mask block it
+ * touches is 0 for every query row of the block. Called by all threads. */
+template <int BK, int NT>
+__device__ __forceinline__ int pa_block_mask_next(const pa_problem &p, const pa_block_ctx &c,
+                                                  int n, int n_hi, int tid, bool *partial) {
+  for (; n < n_hi; ++n) {
+    const int64_t k0 = (int64_t)n * BK > c.klo ? (int64_t)n * BK : c.klo;
+    const int64_t k1 = (int64_t)n * BK + BK < c.khi ? (int64_t)n * BK + BK : c.khi;
+    const int qb0 = c.i0 / p.block_q, qb1 = (c.i_end - 1) / p.block_q;
+    const int kb0 = (int)(k0 / p.block_k), kb1 = (int)((k1 - 1) / p.block_k);
+    const int nk = kb1 - kb0 + 1;
+    const int total = (qb1 - qb0 + 1) * nk;
+    int any = 0, all = 1;
+    for (int x = tid; x < total; x += NT) {
+      const int keep = pa_block_mask_keep(&p.block_mask, c.b, c.h, qb0 + x / nk, kb0 + x % nk);
+      any |= keep;
+      all &= keep;
+    }
+    any = __syncthreads_or(any);
+    all = __syncthreads_and(all);
+    if (any) {
+      *partial = !all;
+      return n;
+    }
+  }
+  *partial = false;
+  return n_hi;
+}
+
+/* Scores of one warp tile: S [16 rows x BK keys] holds raw dot products; on the
+ * general path turn them into x = score * log2(e) with pa_score (scale, softcap,
+ * ALiBi, in that order), then set masked entries to -inf. `range` applies the
+ * causal/window/length mask (pa_mask_row_range bounds, precomputed per row), and
+ * `block` the per-element block mask. */
+template <int NTILES>
+__device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_problem &p,
+                                               const pa_block_ctx &c, bool general, float slope,
+                                               bool range, bool block, int k0, int row_g, int t) {
+  /* Opaque copies: without them the per-element column and ALiBi-distance terms
+   * that do not depend on k0 are hoisted out of the key loop into ~2 registers per
+   * element, and the rows' key ranges would stay live through the whole loop. This
+   * code runs only on the general path and on boundary tiles: recomputing is cheap. */
+  asm volatile("" : "+r"(t), "+r"(row_g));
+  const int row[2] = {row_g, row_g + 8}; /* the thread's rows g and g + 8 */
+  int lo[2], hi[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    int64_t l, u;
+    pa_mask_row_range(&c.mask, row[r], &l, &u);
+    lo[r] = (int)l;
+    hi[r] = (int)u;
+  }
+  if (general) {
+#pragma unroll
+    for (int n = 0; n < NTILES; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int j = k0 + n * 8 + 2 * t + (e & 1);
+        s[n][e] = pa_score(s[n][e], p.scale, p.softcap, slope, &c.mask, row[e >> 1], j) * PA_LOG2E;
+      }
+  }
+  if (range || block) {
+#pragma unroll
+    for (int n = 0; n < NTILES; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int r = e >> 1;
+        const int j = k0 + n * 8 + 2 * t + (e & 1);
+        /* pa_mask_keep(i, j) == (lo(i) <= j < hi(i)); rows past len_q are never
+         * written, and must not index the block mask. */
+        bool keep = !range || (j >= lo[r] && j < hi[r]);
+        if (block && keep && row[r] < c.seq.len_q)
+          keep = pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, j / p.block_k);
+        if (!keep) s[n][e] = -INFINITY;
+      }
+  }
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::min_blocks)
+    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p) {
+#if PA_AMPERE_ARCH_OK
+  typedef pa_ampere_cfg<D> cfg;
+  typedef pa_tile_layout<D> layout;
+  enum {
+    NT = cfg::threads,
+    BQ = cfg::block_q,
+    BK = cfg::block_k,
+    S_TILES = BK / 8,  /* n-tiles of S [16 x BK] per warp */
+    O_TILES = D / 8,   /* n-tiles of O [16 x D] per warp */
+    QK_STEPS = D / 16, /* mma K steps of Q.K^T */
+    PV_STEPS = BK / 16 /* mma K steps of P.V */
+  };
+  extern __shared__ __align__(128) unsigned char pa_smem[];
+
+  pa_block_ctx c;
+  c.b = blockIdx.z;
+  c.h = blockIdx.y;
+  c.seq = pa_problem_seq(&p, c.b);
+  c.i0 = blockIdx.x * BQ;
+  if (c.i0 >= c.seq.len_q) return; /* past this entry's end (varlen) */
+  c.i_end = min(c.i0 + (int)BQ, c.seq.len_q);
+  c.hk = c.h / (p.heads_q / p.heads_kv);
+  c.mask.len_q = c.seq.len_q;
+  c.mask.len_k = c.seq.len_k;
+  c.mask.window_left = p.window_left;
+  c.mask.window_right = p.window_right;
+  pa_mask_rows_range(&c.mask, c.i0, c.i_end, &c.klo, &c.khi);
+  {
+    int64_t lo, hi;
+    pa_mask_row_range(&c.mask, c.i_end - 1, &lo, &hi);
+    c.lo_last = (int)lo;
+    pa_mask_row_range(&c.mask, c.i0, &lo, &hi);
+    c.hi_first = (int)hi;
+  }
+  const int n_lo = (int)(c.klo / BK);
+  const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
+
+  const float slope =
+      p.alibi.buf ? ((const float *)p.alibi.ptr)[c.b * p.alibi.stride_b + c.h * p.alibi.stride_h]
+                  : 0.0f;
+  const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
+  const float xscale = general ? 1.0f : p.scale * PA_LOG2E;
+  const bool use_block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int t = lane & 3;
+  const int wrow = warp * 16;                /* the warp's first row in the tile */
+  const bool warp_active = c.i0 + wrow < c.seq.len_q;
+
+  const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, c.i0, c.seq.q_start, c.h);
+  const T *k_g = (const T *)p.k.ptr + pa_view_row(&p.k, c.b, 0, c.seq.k_start, c.hk);
+  const T *v_g = (const T *)p.v.ptr + pa_view_row(&p.v, c.b, 0, c.seq.k_start, c.hk);
+  const uint32_t s_q = pa_smem_addr(pa_smem);
+  const uint32_t s_kv = s_q + cfg::q_bytes; /* stage s: K at + s * stage_bytes, V after K */
+
+  /* Prologue: Q, then the first kept tile's K and V. */
+  pa_tile_load<BQ, D, NT>(s_q, q_g, p.q.stride_s, c.seq.len_q - c.i0, p.head_dim,
+                          (const T *)p.q.ptr, tid);
+  pa_cp_async_commit();
+  bool partial = false;
+  int n = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n_lo, n_hi, tid, &partial) : n_lo;
+  auto load_kv = [&](int tile, int stage) {
+    /* The per-chunk offsets are loop-invariant; hoisted out of the key loop they
+     * would hold ~4 registers per chunk for the whole loop. An opaque copy of tid
+     * makes the compiler recompute them here (a few integer ops per chunk). */
+    int ltid = tid;
+    asm volatile("" : "+r"(ltid));
+    const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
+    const int rows = c.seq.len_k - tile * BK;
+    pa_tile_load<BK, D, NT>(s_k, k_g + (int64_t)tile * BK * p.k.stride_s, p.k.stride_s, rows,
+                            p.head_dim, (const T *)p.k.ptr, ltid);
+    pa_cp_async_commit();
+    pa_tile_load<BK, D, NT>(s_k + cfg::kv_tile_bytes, v_g + (int64_t)tile * BK * p.v.stride_s,
+                            p.v.stride_s, rows, p.head_dim_v, (const T *)p.v.ptr, ltid);
+    pa_cp_async_commit();
+  };
+  if (n < n_hi) {
+    load_kv(n, 0);
+    pa_cp_async_wait<PENDING_FIRST_K_V>();
+  } else {
+    pa_cp_async_wait<0>();
+  }
+  __syncthreads();
+
+  const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* Q and V */
+  const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
+  const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16; /* the warp's 16 Q rows */
+  uint32_t q_frag[cfg::q_in_regs ? QK_STEPS : 1][4]; /* Q A-fragments [16 x 16] per K step */
+  if (cfg::q_in_regs) {
+#pragma unroll
+    for (int kk = 0; kk < (cfg::q_in_regs ? QK_STEPS : 1); ++kk)
+      pa_ldmatrix_x4(q_frag[kk], ldsm_rows.at(s_q_warp, 0, kk));
+  }
+
+  float o[O_TILES][4]; /* O accumulator [16 rows x D] per warp */
+#pragma unroll
+  for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  pa_softmax_row sm[2] = {pa_softmax_start(), pa_softmax_start()};
+
+  for (int stage = 0; n < n_hi; stage ^= 1) {
+    pa_cp_async_wait<PENDING_V_OF_TILE>();
+    __syncthreads(); /* K[n] visible; every warp is done with the other stage */
+    const bool tile_partial = partial;
+    const int next = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n + 1, n_hi, tid, &partial)
+                                    : n + 1;
+    if (next < n_hi) load_kv(next, stage ^ 1);
+
+    const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
+    const uint32_t s_v = s_k + cfg::kv_tile_bytes;
+    const int k0 = n * BK;
+    uint32_t p_frag[PV_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
+    if (warp_active) {
+      float s[S_TILES][4]; /* S [16 rows x BK keys] per warp */
+      /* S = Q . K^T */
+#pragma unroll
+      for (int j = 0; j < S_TILES; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < QK_STEPS; ++kk) {
+        uint32_t a[4];
+        if (cfg::q_in_regs) {
+#pragma unroll
+          for (int x = 0; x < 4; ++x) a[x] = q_frag[cfg::q_in_regs ? kk : 0][x];
+        } else {
+          pa_ldmatrix_x4(a, ldsm_rows.at(s_q_warp, 0, kk));
+        }
+#pragma unroll
+        for (int nn = 0; nn < S_TILES / 2; ++nn) {
+          uint32_t bk[4]; /* K B-fragments: keys 16nn..+7 and +8..+15, dims 16kk..+15 */
+          pa_ldmatrix_x4(bk, ldsm_cols.at(s_k, 16 * nn, kk));
+          pa_mma_16816<T>(s[2 * nn], a, bk[0], bk[1]);
+          pa_mma_16816<T>(s[2 * nn + 1], a, bk[2], bk[3]);
+        }
+      }
+
+      /* Scores and masks; then softmax steps 1-3 of common/softmax.h. */
+      const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+      pa_frag_scores<S_TILES>(s, p, c, general, slope, range, tile_partial, k0,
+                              c.i0 + wrow + (lane >> 2), t);
+      float alpha[2];
+      pa_frag_softmax_update_max(sm, s, xscale, alpha);
+      pa_frag_softmax_rescale(sm, alpha, o);
+      pa_frag_softmax_accumulate(sm, s, xscale);
+      /* P to dtype now, so only half the registers wait across the barrier: the A
+       * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
+#pragma unroll
+      for (int kk = 0; kk < PV_STEPS; ++kk) {
+        p_frag[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+        p_frag[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+        p_frag[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        p_frag[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      }
+    }
+
+    if (next < n_hi) pa_cp_async_wait<PENDING_NEXT_K_V>();
+    else pa_cp_async_wait<0>();
+    __syncthreads(); /* V[n] visible */
+
+    if (warp_active) {
+      /* O += P . V */
+#pragma unroll
+      for (int kk = 0; kk < PV_STEPS; ++kk) {
+#pragma unroll
+        for (int dd = 0; dd < O_TILES / 2; ++dd) {
+          uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
+          pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+          pa_mma_16816<T>(o[2 * dd], p_frag[kk], bv[0], bv[1]);
+          pa_mma_16816<T>(o[2 * dd + 1], p_frag[kk], bv[2], bv[3]);
+        }
+      }
+    }
+    n = next;
+  }
+
+  if (!warp_active) return; /* no barrier follows: each warp stages only its own rows */
+
+  /* Step 4: normalise, then O through the warp's own rows of the Q tile (swizzled)
+   * into 16-byte stores; LSE by the quad's first thread. */
+  float lse[2];
+  pa_frag_softmax_normalise(sm, xscale, o, lse);
+  __syncwarp(); /* this warp's ldmatrix reads of its Q rows are complete */
+  unsigned char *stage_o = pa_smem;
+#pragma unroll
+  for (int d = 0; d < O_TILES; ++d)
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int srow = wrow + (lane >> 2) + 8 * r;
+      *(uint32_t *)(stage_o + layout::offset(srow, d) + 4 * t) =
+          pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
+    }
+  __syncwarp();
+
+  T *o_g = (T *)p.o.ptr;
+  const int dv = p.head_dim_v;
+#pragma unroll
+  for (int it = 0; it < 16 * layout::chunks / 32; ++it) {
+    const int x = lane + 32 * it;
+    const int r = x / layout::chunks, chunk = x % layout::chunks;
+    const int i = c.i0 + wrow + r;
+    if (i >= c.seq.len_q || chunk * 8 >= dv) continue;
+    const unsigned char *src = stage_o + layout::offset(wrow + r, chunk);
+    T *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + chunk * 8;
+    if (chunk * 8 + 8 <= dv) {
+      *(uint4 *)dst = *(const uint4 *)src;
+    } else { /* the last, partial chunk of a head dim that is not a multiple of 8 */
+      for (int k = 0; chunk * 8 + k < dv; ++k) dst[k] = ((const T *)src)[k];
+    }
+  }
+
+  if (p.lse.buf && t == 0) {
+    float *lse_g = (float *)p.lse.ptr;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int i = c.i0 + wrow + (lane >> 2) + 8 * r;
+      if (i < c.seq.len_q) lse_g[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
+    }
+  }
+#else
+  __trap(); /* never launched: pa_cuda_ampere_supports() requires sm_80 */
+#endif
+}
+
+/* Head-dim buckets compiled; a head dim runs in the smallest bucket >= max(D, Dv). */
+const int pa_buckets[] = {32, 64, 96, 128, 192, 256};
+
+int pa_bucket(const pa_problem *p) {
+  const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
+  for (int b : pa_buckets)
+    if (d <= b) return b;
+  return 0;
+}
+
+int pa_smem_bytes(int bucket) {
+  switch (bucket) {
+  case 32: return pa_ampere_cfg<32>::smem_bytes;
+  case 64: return pa_ampere_cfg<64>::smem_bytes;
+  case 96: return pa_ampere_cfg<96>::smem_bytes;
+  case 128: return pa_ampere_cfg<128>::smem_bytes;
+  case 192: return pa_ampere_cfg<192>::smem_bytes;
+  case 256: return pa_ampere_cfg<256>::smem_bytes;
+  }
+  return 0;
+}
+
+/* Per instantiation: the devices on which the shared-memory opt-in was set. */
+template <typename T, int D>
+std::atomic<unsigned long long> &pa_smem_opted() {
+  static std::atomic<unsigned long long> mask(0);
+  return mask;
+}
+
+template <typename T, int D>
+cudaError_t pa_launch(const pa_problem *p, cudaStream_t stream) {
+  typedef pa_ampere_cfg<D> cfg;
+  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D>;
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = device < 64 ? 1ull << device : 0;
+  if (!bit || !(pa_smem_opted<T, D>().load(std::memory_order_acquire) & bit)) {
+    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
+    if (e != cudaSuccess) return e;
+    pa_smem_opted<T, D>().fetch_or(bit, std::memory_order_acq_rel);
+  }
+  const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
+                  (unsigned)p->heads_q, (unsigned)p->batch);
+  pa_ampere_fwd_kernel<T, D><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
+  return cudaGetLastError();
+}
+
+template <typename T>
+cudaError_t pa_launch_bucket(const pa_problem *p, cudaStream_t stream) {
+  switch (pa_bucket(p)) {
+  case 32: return pa_launch<T, 32>(p, stream);
+  case 64: return pa_launch<T, 64>(p, stream);
+  case 96: return pa_launch<T, 96>(p, stream);
+  case 128: return pa_launch<T, 128>(p, stream);
+  case 192: return pa_launch<T, 192>(p, stream);
+  case 256: return pa_launch<T, 256>(p, stream);
+  }
+  return cudaErrorInvalidValue;
+}
+
+/* cp.async copies 16-byte chunks from row starts: every q/k/v/o row must be 16-byte
+ * aligned, i.e. base pointers 16-byte aligned and strides multiples of 8 elements. */
+const char *pa_misaligned(const pa_problem *p) {
+  const struct {
+    const pa_view *v;
+    const char *name;
+  } views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->o, "out"}};
+  for (const auto &x : views) {
+    if ((uintptr_t)x.v->ptr % 16 != 0 || x.v->stride_b % 8 != 0 || x.v->stride_s % 8 != 0 ||
+        x.v->stride_h % 8 != 0)
+      return x.name;
+  }
+  return nullptr;
+}
+
+} /* namespace */
+
+int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
+#define PA_NO(...)                                            \
+  do {                                                        \
+    if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
+    return 0;                                                 \
+  } while (0)
+  if (p->pass != PA_PASS_FORWARD) PA_NO("the Ampere kernel computes the forward pass only");
+  if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
+    PA_NO("the Ampere kernel takes fp16 or bf16 inputs only");
+  if (dev->cc_major < 8)
+    PA_NO("the Ampere kernel needs compute capability 8.0 or newer (device is %d.%d)",
+          dev->cc_major, dev->cc_minor);
+  if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    PA_NO("the Ampere kernel supports dense and BLOCK sparsity only");
+  if (p->head_dim < 1 || p->head_dim > 256 || p->head_dim_v < 1 || p->head_dim_v > 256)
+    PA_NO("the Ampere kernel supports head dims up to 256 (head_dim %d, head_dim_v %d)",
+          p->head_dim, p->head_dim_v);
+  if (p->heads_q > 65535 || p->batch > 65535)
+    PA_NO("the Ampere kernel's grid takes at most 65535 heads and batch entries");
+  if (const char *name = pa_misaligned(p))
+    PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
+          "multiples of 16 bytes / 8 elements", name);
+  const int smem = pa_smem_bytes(pa_bucket(p));
+  if ((size_t)smem > dev->smem_optin)
+    PA_NO("the Ampere kernel needs %d bytes of shared memory for head dim %d; the device "
+          "allows %zu", smem, pa_bucket(p), dev->smem_optin);
+#undef PA_NO
+  return 1;
+}
+
+size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev) {
+  (void)p;
+  (void)dev;
+  return 0; /* no split-KV here */
+}
+
+cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                   void *workspace, cudaStream_t stream) {
+  (void)dev;
+  (void)workspace;
+  if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  if (p->dtype == POLYATTN_DTYPE_BF16) return pa_launch_bucket<__nv_bfloat16>(p, stream);
+  return pa_launch_bucket<__half>(p, stream);
+}

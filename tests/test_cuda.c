@@ -1,0 +1,348 @@
+/* What only the CUDA backend has: the module's state without a driver, CUDA graph
+ * capture, caller-owned device memory, the POLYATTN_CUDA_KERNEL override, the
+ * unsupported combinations, and run-to-run bit identity on a large case.
+ *
+ * Two ctest entries run this binary: cuda-module (suite cuda_module, runs on every
+ * machine, with or without a GPU) and cuda (suite cuda: skipped, exit 77, where no
+ * CUDA device is usable). The forward sweep itself is test_forward with
+ * POLYATTN_TEST_BACKENDS=cuda (ctest forward-cuda). */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "harness_internal.h"
+
+/* ------------------------------------------------------------------ helpers */
+
+static const polyattn_backend_info *cuda_info(void) {
+  const polyattn_backend_info *list = NULL;
+  size_t n = 0;
+  cr_assert_eq(polyattn_backends(&list, &n), POLYATTN_OK);
+  for (size_t i = 0; i < n; ++i)
+    if (list[i].kind == POLYATTN_BACKEND_CUDA) return &list[i];
+  cr_assert_fail("polyattn_backends() does not list cuda");
+  return NULL;
+}
+
+/* Skip the test, loudly, when no CUDA device is usable here. */
+static void need_cuda(void) {
+  const polyattn_backend_info *info = cuda_info();
+  if (!info->usable)
+    cr_skip_test("SKIPPED: no usable CUDA device: %s", info->reason ? info->reason : "?");
+}
+
+/* A context of the cuda suite on `stream` (NULL: its own), or a skip. */
+static polyattn_context *cuda_context(cudaStream_t stream) {
+  need_cuda();
+  polyattn_context_desc d;
+  polyattn_context_desc_init(&d);
+  d.backend = POLYATTN_BACKEND_CUDA;
+  d.native_stream = stream;
+  polyattn_context *ctx = NULL;
+  polyattn_status st = polyattn_context_create(&d, &ctx);
+  cr_assert_eq(st, POLYATTN_OK, "context: %s", polyattn_last_error(NULL));
+  return ctx;
+}
+
+#define CUDA_OK(call)                                                                    \
+  do {                                                                                   \
+    cudaError_t e_ = (call);                                                             \
+    cr_assert_eq(e_, cudaSuccess, "%s: %s", #call, cudaGetErrorString(e_));              \
+  } while (0)
+
+/* Write the poison image of out and lse (as th_run_forward does). */
+static void poison_outputs(th_run *r) {
+  static const int outs[] = {TB_O, TB_LSE};
+  for (int i = 0; i < 2; ++i) {
+    th_buf *b = &r->bufs[outs[i]];
+    if (!b->size) continue;
+    cr_assert_eq(polyattn_buffer_write(r->ctx, b->dev, 0, b->init, b->size), POLYATTN_OK, "%s",
+                 polyattn_last_error(r->ctx));
+  }
+}
+
+/* A malloc'd copy of an output buffer's current device contents. */
+static uint8_t *read_output(th_run *r, int id) {
+  th_buf *b = &r->bufs[id];
+  uint8_t *host = th_xcalloc(b->size, 1);
+  cr_assert_eq(polyattn_buffer_read(r->ctx, b->dev, 0, host, b->size), POLYATTN_OK, "%s",
+               polyattn_last_error(r->ctx));
+  return host;
+}
+
+static uint8_t *copy_bytes(const void *src, size_t n) {
+  uint8_t *p = th_xcalloc(n, 1);
+  memcpy(p, src, n);
+  return p;
+}
+
+/* Run `c` once, check it against the oracle, and return the run (outputs read). */
+static th_run *run_checked(polyattn_context *ctx, const th_case *table, polyattn_dtype dt) {
+  th_case c = th_case_resolve(table, dt);
+  th_run *r = th_run_create(ctx, &c, 0);
+  polyattn_status st = th_run_forward(r);
+  cr_assert_eq(st, POLYATTN_OK, "%s: %s", c.name, th_run_message(r));
+  char summary[2048];
+  int ok = th_check_forward(r, summary, sizeof summary);
+  cr_log_info("%s", summary);
+  cr_assert(ok, "%s", summary);
+  return r;
+}
+
+/* ------------------------------------------------- cuda_module (any machine) */
+
+/* The module is built and listed; without a driver or device it is unusable, its
+ * score is 0, and its probe's reason is the CUDA runtime's own error. */
+Test(cuda_module, reports_its_state) {
+  const polyattn_backend_info *info = cuda_info();
+  cr_assert(info->built, "the CUDA module is built but polyattn_backends() says not: %s",
+            info->reason);
+  cr_assert(info->module_path && strstr(info->module_path, "libpolyattn-cuda.so"),
+            "module path '%s'", info->module_path ? info->module_path : "(null)");
+
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  void *dl = dlopen(info->module_path, RTLD_NOW | RTLD_LOCAL);
+  cr_assert_not_null(dl, "dlopen(%s): %s", info->module_path, dlerror());
+  pa_module_score_fn score = (pa_module_score_fn)(size_t)dlsym(dl, PA_MODULE_SCORE_SYMBOL);
+  pa_module_init_fn init = (pa_module_init_fn)(size_t)dlsym(dl, PA_MODULE_INIT_SYMBOL);
+  cr_assert(score && init, "the module does not export its entry points");
+  const pa_backend_ops *ops = NULL;
+  cr_assert_eq(init(PA_BACKEND_API_VERSION, &ops), POLYATTN_OK);
+  cr_assert_eq(init(PA_BACKEND_API_VERSION + 1, &ops), POLYATTN_ERR_BACKEND);
+  cr_assert_eq(init(PA_BACKEND_API_VERSION, &ops), POLYATTN_OK);
+  char name[256], reason[512];
+  int devices = ops->probe(name, sizeof name, reason, sizeof reason);
+
+  if (e != cudaSuccess || n == 0) {
+    const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
+    cr_log_info("no CUDA device here (%s): the module must report itself unusable", why);
+    cr_assert_eq(info->usable, 0);
+    cr_assert_eq(info->score, 0);
+    cr_assert_eq(info->device_count, 0);
+    cr_assert(info->reason && *info->reason, "an unusable backend needs a reason");
+    cr_assert_eq(score(), 0, "score must be 0 without a device");
+    cr_assert_eq(devices, 0);
+    cr_assert(strstr(reason, why), "the probe's reason '%s' should carry the runtime's '%s'",
+              reason, why);
+    cr_assert(strstr(info->reason, why), "polyattn_backends() gives '%s', which lacks the "
+              "runtime's '%s'", info->reason, why);
+  } else {
+    cr_log_info("%d CUDA device(s): %s", n, name);
+    cr_assert(info->usable, "a CUDA device is present but the backend is unusable: %s",
+              info->reason);
+    cr_assert_gt(info->score, 1, "a usable GPU should outrank the CPU backend");
+    cr_assert_gt(devices, 0);
+    cr_assert(info->device_name && *info->device_name);
+  }
+  /* dlclose is skipped: the registry holds the same module open. */
+}
+
+/* ------------------------------------------------------- cuda (needs a GPU) */
+
+static const th_case graph_case = {
+    .name = "graph_gqa_causal_alibi", .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 300,
+    .seq_k = 300, .head_dim = 128, .causal = 1, .alibi = TH_ALIBI_HEADS};
+
+/* polyattn_forward captured into a CUDA graph and replayed gives the eager result,
+ * bit for bit: the call enqueues only, with no allocation and no synchronisation. */
+static void graph_equals_eager(polyattn_dtype dt) {
+  need_cuda(); /* before any CUDA call of the test's own */
+  cudaStream_t stream = NULL;
+  CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  polyattn_context *ctx = cuda_context(stream);
+  th_run *r = run_checked(ctx, &graph_case, dt);
+  uint8_t *eager_o = read_output(r, TB_O), *eager_l = read_output(r, TB_LSE);
+
+  const polyattn_tensor *T = r->dev_t;
+  size_t need = 0;
+  cr_assert_eq(polyattn_forward_workspace_size(ctx, &r->dev_params, &T[TB_Q], &T[TB_K], &T[TB_V],
+                                               &T[TB_O], &T[TB_LSE], &need),
+               POLYATTN_OK, "%s", polyattn_last_error(ctx));
+  polyattn_buffer *ws = NULL;
+  if (need) cr_assert_eq(polyattn_buffer_alloc(ctx, need, &ws), POLYATTN_OK);
+
+  poison_outputs(r);
+  cudaGraph_t graph;
+  CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+  polyattn_status st = polyattn_forward(ctx, &r->dev_params, &T[TB_Q], &T[TB_K], &T[TB_V],
+                                        &T[TB_O], &T[TB_LSE], ws);
+  cudaError_t end = cudaStreamEndCapture(stream, &graph);
+  cr_assert_eq(st, POLYATTN_OK, "forward under capture: %s", polyattn_last_error(ctx));
+  CUDA_OK(end);
+  size_t nodes = 0;
+  CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
+  cr_assert_gt(nodes, 0, "the capture recorded no work");
+  /* nothing ran during the capture: out still holds the poison */
+  uint8_t *o = read_output(r, TB_O);
+  cr_assert(memcmp(o, r->bufs[TB_O].init, r->bufs[TB_O].size) == 0,
+            "out changed during capture: the call ran eagerly");
+  free(o);
+
+  cudaGraphExec_t exec;
+  CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+  for (int replay = 0; replay < 3; ++replay) {
+    poison_outputs(r);
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    uint8_t *go = read_output(r, TB_O), *gl = read_output(r, TB_LSE);
+    cr_assert(memcmp(go, eager_o, r->bufs[TB_O].size) == 0, "replay %d: out != eager", replay);
+    cr_assert(memcmp(gl, eager_l, r->bufs[TB_LSE].size) == 0, "replay %d: lse != eager", replay);
+    free(go), free(gl);
+  }
+  cr_log_info("%zu graph node(s), 3 replays bit-identical to eager", nodes);
+  CUDA_OK(cudaGraphExecDestroy(exec));
+  CUDA_OK(cudaGraphDestroy(graph));
+  polyattn_buffer_free(ws);
+  free(eager_o), free(eager_l);
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+  CUDA_OK(cudaStreamDestroy(stream));
+}
+
+Test(cuda, graph_capture_bf16, .timeout = 120) { graph_equals_eager(POLYATTN_DTYPE_BF16); }
+Test(cuda, graph_capture_f32, .timeout = 120) { graph_equals_eager(POLYATTN_DTYPE_F32); }
+
+/* Buffers wrapping the caller's cudaMalloc memory compute what the library's own
+ * buffers compute; host memory cannot be wrapped on this backend. */
+Test(cuda, wrap_caller_device_pointers, .timeout = 120) {
+  static const th_case wc = {.name = "wrap_gqa", .batch = 2, .heads_q = 4, .heads_kv = 2,
+                             .seq_q = 113, .seq_k = 255, .head_dim = 64};
+  polyattn_context *ctx = cuda_context(NULL);
+  th_run *r = run_checked(ctx, &wc, POLYATTN_DTYPE_F16);
+  uint8_t *want = read_output(r, TB_O);
+
+  static const int ids[] = {TB_Q, TB_K, TB_V, TB_O, TB_LSE};
+  void *mem[5];
+  polyattn_buffer *wrapped[5];
+  polyattn_tensor T[TB_COUNT];
+  memcpy(T, r->dev_t, sizeof T);
+  for (int i = 0; i < 5; ++i) {
+    th_buf *b = &r->bufs[ids[i]];
+    CUDA_OK(cudaMalloc(&mem[i], b->size));
+    CUDA_OK(cudaMemcpy(mem[i], b->output ? b->init : b->img, b->size, cudaMemcpyHostToDevice));
+    cr_assert_eq(polyattn_buffer_wrap(ctx, POLYATTN_MEMORY_CUDA_DEVICE, mem[i], b->size,
+                                      &wrapped[i]),
+                 POLYATTN_OK, "%s", polyattn_last_error(ctx));
+    T[ids[i]].buffer = wrapped[i];
+  }
+  polyattn_status st = polyattn_forward(ctx, &r->dev_params, &T[TB_Q], &T[TB_K], &T[TB_V],
+                                        &T[TB_O], &T[TB_LSE], NULL);
+  cr_assert_eq(st, POLYATTN_OK, "%s", polyattn_last_error(ctx));
+  cr_assert_eq(polyattn_synchronize(ctx), POLYATTN_OK);
+  uint8_t *got = th_xcalloc(r->bufs[TB_O].size, 1);
+  CUDA_OK(cudaMemcpy(got, mem[3], r->bufs[TB_O].size, cudaMemcpyDeviceToHost));
+  cr_assert(memcmp(got, want, r->bufs[TB_O].size) == 0,
+            "out through wrapped pointers differs from out through owned buffers");
+
+  char host[64];
+  polyattn_buffer *hb = NULL;
+  cr_assert_eq(polyattn_buffer_wrap(ctx, POLYATTN_MEMORY_HOST, host, sizeof host, &hb),
+               POLYATTN_ERR_UNSUPPORTED, "wrapping host memory on CUDA must be refused");
+  cr_assert_null(hb);
+
+  for (int i = 0; i < 5; ++i) {
+    polyattn_buffer_free(wrapped[i]);
+    CUDA_OK(cudaFree(mem[i]));
+  }
+  free(got), free(want);
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+}
+
+/* POLYATTN_CUDA_KERNEL=simple runs the simple kernel where the default would pick a
+ * tensor-core one; an unknown name is refused, not ignored. (Each test runs in its
+ * own process, so setenv stays here.) */
+Test(cuda, forced_simple_kernel, .timeout = 120) {
+  static const th_case fc = {.name = "forced_simple", .batch = 2, .heads_q = 4, .heads_kv = 1,
+                             .seq_q = 255, .seq_k = 300, .head_dim = 96, .causal = 1,
+                             .window = 1, .window_left = 64, .window_right = -1,
+                             .softcap = 8.0f};
+  polyattn_context *ctx = cuda_context(NULL);
+  setenv("POLYATTN_CUDA_KERNEL", "simple", 1);
+  for (int dt = POLYATTN_DTYPE_F32; dt <= POLYATTN_DTYPE_BF16; ++dt)
+    th_run_destroy(run_checked(ctx, &fc, (polyattn_dtype)dt));
+
+  setenv("POLYATTN_CUDA_KERNEL", "bogus", 1);
+  th_case c = th_case_resolve(&fc, POLYATTN_DTYPE_F16);
+  th_run *r = th_run_create(ctx, &c, 0);
+  cr_assert_eq(th_run_forward(r), POLYATTN_ERR_UNSUPPORTED);
+  cr_assert(strstr(th_run_message(r), "POLYATTN_CUDA_KERNEL=bogus"), "message: %s",
+            th_run_message(r));
+  th_run_destroy(r);
+  unsetenv("POLYATTN_CUDA_KERNEL");
+  polyattn_context_destroy(ctx);
+}
+
+/* What this issue leaves out is refused with a message naming the issue that adds
+ * it; device-resident cu_seqlens need max_seqlen. */
+Test(cuda, unsupported_is_refused, .timeout = 120) {
+  static const th_case bw = {.name = "bw", .seq_q = 64, .seq_k = 64, .head_dim = 64};
+  static const th_case nm = {.name = "nm24", .seq_q = 64, .seq_k = 64, .head_dim = 64,
+                             .sparsity = POLYATTN_SPARSITY_NM_2_4};
+  static const th_case ab = {.name = "auto", .seq_q = 256, .seq_k = 256, .head_dim = 64,
+                             .sparsity = POLYATTN_SPARSITY_AUTO_BLOCK};
+  static const th_case vl = {.name = "varlen", .batch = 2, .head_dim = 64, .varlen = 1,
+                             .seqlens_q = {17, 64}, .seqlens_k = {33, 64}};
+  polyattn_context *ctx = cuda_context(NULL);
+
+  th_case c = th_case_resolve(&bw, POLYATTN_DTYPE_F16);
+  th_run *r = th_run_create(ctx, &c, 1);
+  cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
+  cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
+  cr_assert(strstr(th_run_message(r), "issue 4"), "message: %s", th_run_message(r));
+  th_run_destroy(r);
+
+  const th_case *sparse[] = {&nm, &ab};
+  for (int i = 0; i < 2; ++i) {
+    c = th_case_resolve(sparse[i], POLYATTN_DTYPE_F16);
+    r = th_run_create(ctx, &c, 0);
+    cr_assert_eq(th_run_forward(r), POLYATTN_ERR_UNSUPPORTED, "%s", c.name);
+    cr_assert(strstr(th_run_message(r), "issue 5"), "message: %s", th_run_message(r));
+    th_run_destroy(r);
+  }
+
+  c = th_case_resolve(&vl, POLYATTN_DTYPE_F32);
+  r = th_run_create(ctx, &c, 0);
+  r->dev_params.max_seqlen_q = 0;
+  cr_assert_eq(th_run_forward(r), POLYATTN_ERR_INVALID_VALUE,
+               "max_seqlen_q = 0 with device cu_seqlens: %s", th_run_message(r));
+  cr_assert(strstr(th_run_message(r), "max_seqlen_q"), "message: %s", th_run_message(r));
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+}
+
+/* A large case 100 times: out and LSE bit-identical every time (a moving result is
+ * a race), and right. */
+static void repeat_100(polyattn_dtype dt) {
+  static const th_case big = {.name = "repeat100_gqa_causal", .batch = 2, .heads_q = 8,
+                              .heads_kv = 2, .seq_q = 1024, .seq_k = 1024, .head_dim = 128,
+                              .causal = 1};
+  polyattn_context *ctx = cuda_context(NULL);
+  th_run *r = run_checked(ctx, &big, dt);
+  size_t no, nl;
+  /* th_run_bytes sets the size: call it before the size is read. */
+  const uint8_t *out = th_run_bytes(r, 0, &no);
+  uint8_t *o0 = copy_bytes(out, no);
+  const uint8_t *lse = th_run_bytes(r, 1, &nl);
+  uint8_t *l0 = copy_bytes(lse, nl);
+  for (int it = 1; it < 100; ++it) {
+    cr_assert_eq(th_run_forward(r), POLYATTN_OK, "run %d: %s", it, th_run_message(r));
+    cr_assert(memcmp(o0, th_run_bytes(r, 0, &no), no) == 0, "out differs at run %d", it);
+    cr_assert(memcmp(l0, th_run_bytes(r, 1, &nl), nl) == 0, "lse differs at run %d", it);
+  }
+  cr_log_info("%s/%s: 100 runs bit-identical", big.name, polyattn_dtype_name(dt));
+  free(o0), free(l0);
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+}
+
+Test(cuda, repeat_100_bf16, .timeout = 300) { repeat_100(POLYATTN_DTYPE_BF16); }
+Test(cuda, repeat_100_f32, .timeout = 300) { repeat_100(POLYATTN_DTYPE_F32); }
+
+TH_DEFINE_MAIN
