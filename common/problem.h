@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mask.h"
 #include "polyattn.h"
 #include "portable.h"
 
@@ -105,6 +106,23 @@ PA_HD static inline pa_seq pa_problem_seq(const pa_problem *p, int32_t b) {
     if (used < s.len_k) s.len_k = used;
   }
   return s;
+}
+
+/* The causal/window/length mask of one batch entry (its sequence bounds `s`). */
+PA_HD static inline pa_mask pa_problem_mask(const pa_problem *p, const pa_seq *s) {
+  pa_mask m;
+  m.len_q = s->len_q;
+  m.len_k = s->len_k;
+  m.window_left = p->window_left;
+  m.window_right = p->window_right;
+  return m;
+}
+
+/* The ALiBi slope of (batch entry b, query head h); 0 without ALiBi. */
+PA_HD static inline float pa_problem_alibi_slope(const pa_problem *p, int32_t b, int32_t h) {
+  if (!p->alibi.buf) return 0.0f;
+  return ((const float *)p->alibi.ptr)[(int64_t)b * p->alibi.stride_b +
+                                       (int64_t)h * p->alibi.stride_h];
 }
 
 /* Element offset of row `token` (within entry b), head h, in a q/k/v-like view. */

@@ -63,15 +63,8 @@ static inline pa_ref_head pa_ref_head_make(const pa_problem *p, int32_t b, int32
   hd.h = h;
   hd.hk = h / (p->heads_q / p->heads_kv);
   hd.seq = pa_problem_seq(p, b);
-  hd.mask.len_q = hd.seq.len_q;
-  hd.mask.len_k = hd.seq.len_k;
-  hd.mask.window_left = p->window_left;
-  hd.mask.window_right = p->window_right;
-  hd.slope = 0.0;
-  if (p->alibi.buf) {
-    const float *a = (const float *)p->alibi.ptr;
-    hd.slope = a[(int64_t)b * p->alibi.stride_b + (int64_t)h * p->alibi.stride_h];
-  }
+  hd.mask = pa_problem_mask(p, &hd.seq);
+  hd.slope = pa_problem_alibi_slope(p, b, h);
   hd.q_row0 = p->varlen ? hd.seq.q_start : (int64_t)b * p->seqlen_q;
   hd.k_row0 = p->varlen ? hd.seq.k_start : (int64_t)b * p->seqlen_k;
   return hd;

@@ -29,14 +29,8 @@ static pa_head_ctx pa_head_make(const pa_problem *p, int32_t b, int32_t h) {
   t.h = h;
   t.hkv = h / (p->heads_q / p->heads_kv);
   t.seq = pa_problem_seq(p, b);
-  t.mask.len_q = t.seq.len_q;
-  t.mask.len_k = t.seq.len_k;
-  t.mask.window_left = p->window_left;
-  t.mask.window_right = p->window_right;
-  t.slope = 0.0f;
-  if (p->alibi.buf)
-    t.slope = ((const float *)p->alibi.ptr)[(int64_t)b * p->alibi.stride_b +
-                                            (int64_t)h * p->alibi.stride_h];
+  t.mask = pa_problem_mask(p, &t.seq);
+  t.slope = pa_problem_alibi_slope(p, b, h);
   return t;
 }
 

@@ -95,15 +95,8 @@ __global__ void __launch_bounds__(kThreads)
   float *q_s = smem;                        // [kBlockQ][D]
   float *kv_s = smem + (size_t)kBlockQ * D; // [kBlockK][ld]: K tile, then V tile
 
-  pa_mask m;
-  m.len_q = seq.len_q;
-  m.len_k = seq.len_k;
-  m.window_left = p.window_left;
-  m.window_right = p.window_right;
-  const float slope =
-      p.alibi.buf ? static_cast<const float *>(p.alibi.ptr)[(int64_t)b * p.alibi.stride_b +
-                                                             (int64_t)h * p.alibi.stride_h]
-                  : 0.0f;
+  const pa_mask m = pa_problem_mask(&p, &seq);
+  const float slope = pa_problem_alibi_slope(&p, b, h);
 
   for (int idx = threadIdx.x; idx < kBlockQ * D; idx += kThreads) {
     const int r = idx / D, d = idx % D;
