@@ -148,15 +148,19 @@ Test(cuda_module, reports_its_state) {
 static const th_case graph_case = {
     .name = "graph_gqa_causal_alibi", .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 300,
     .seq_k = 300, .head_dim = 128, .causal = 1, .alibi = TH_ALIBI_HEADS};
+/* decode: two kernels (splits, then their merge) and a workspace */
+static const th_case graph_decode_case = {
+    .name = "graph_decode_gqa", .batch = 2, .heads_q = 8, .heads_kv = 2, .seq_q = 1,
+    .seq_k = 3000, .head_dim = 128};
 
 /* polyattn_forward captured into a CUDA graph and replayed gives the eager result,
  * bit for bit: the call enqueues only, with no allocation and no synchronisation. */
-static void graph_equals_eager(polyattn_dtype dt) {
+static void graph_equals_eager(const th_case *gc, polyattn_dtype dt) {
   need_cuda(); /* before any CUDA call of the test's own */
   cudaStream_t stream = NULL;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   polyattn_context *ctx = cuda_context(stream);
-  th_run *r = run_checked(ctx, &graph_case, dt);
+  th_run *r = run_checked(ctx, gc, dt);
   uint8_t *eager_o = read_output(r, TB_O), *eager_l = read_output(r, TB_LSE);
 
   const polyattn_tensor *T = r->dev_t;
@@ -205,8 +209,15 @@ static void graph_equals_eager(polyattn_dtype dt) {
   CUDA_OK(cudaStreamDestroy(stream));
 }
 
-Test(cuda, graph_capture_bf16, .timeout = 120) { graph_equals_eager(POLYATTN_DTYPE_BF16); }
-Test(cuda, graph_capture_f32, .timeout = 120) { graph_equals_eager(POLYATTN_DTYPE_F32); }
+Test(cuda, graph_capture_bf16, .timeout = 120) {
+  graph_equals_eager(&graph_case, POLYATTN_DTYPE_BF16);
+}
+Test(cuda, graph_capture_f32, .timeout = 120) {
+  graph_equals_eager(&graph_case, POLYATTN_DTYPE_F32);
+}
+Test(cuda, graph_capture_decode_bf16, .timeout = 120) {
+  graph_equals_eager(&graph_decode_case, POLYATTN_DTYPE_BF16);
+}
 
 /* Buffers wrapping the caller's cudaMalloc memory compute what the library's own
  * buffers compute; host memory cannot be wrapped on this backend. */

@@ -111,6 +111,11 @@ static const th_case cases[] = {
     {.name = "seqused_k_varlen_gqa", .dtypes = TH_BF16, .batch = 3, .heads_q = 4, .heads_kv = 1, .head_dim = 64, .varlen = 1, .seqlens_q = {1, 5, 17}, .seqlens_k = {64, 255, 30}, .seqused = 1, .seqused_k = {10, 255, 0}},
     {.name = "seqused_k_decode_window", .dtypes = TH_F16, .batch = 2, .heads_q = 2, .seq_q = 1, .seq_k = 1000, .head_dim = 128, .window = 1, .window_left = 64, .window_right = -1, .seqused = 1, .seqused_k = {700, 1}},
 
+    /* ---- decode: Sq <= 16 against long K, many query heads per kv head (split-KV) */
+    {.name = "decode_varlen_seqused_gqa", .dtypes = TH_BF16 | TH_F32, .batch = 4, .heads_q = 8, .heads_kv = 2, .head_dim = 128, .varlen = 1, .seqlens_q = {1, 1, 0, 1}, .seqlens_k = {4096, 700, 64, 2500}, .seqused = 1, .seqused_k = {4000, 700, 0, 0}},
+    {.name = "decode_sq4_sk4096_gqa8_causal_alibi_softcap", .dtypes = TH_F16 | TH_F32, .batch = 2, .heads_q = 16, .heads_kv = 2, .seq_q = 4, .seq_k = 4096, .head_dim = 64, .causal = 1, .scale = 0.5f, .softcap = 5.0f, .alibi = TH_ALIBI_BATCH_HEADS},
+    {.name = "decode_sq2_sk3000_block_window_strided_odd", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 1, .seq_q = 2, .seq_k = 3000, .head_dim = 72, .head_dim_v = 40, .window = 1, .window_left = 2000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.3, .layout = TH_STRIDED_ODD},
+
     /* ---- empty keys, fully masked rows */
     {.name = "seqlen_k_0", .dtypes = TH_ALL, .batch = 2, .heads_q = 2, .seq_q = 17, .seq_k = 0, .head_dim = 64},
     {.name = "seqlen_q_0", .dtypes = TH_F16, .batch = 2, .heads_q = 2, .seq_q = 0, .seq_k = 17, .head_dim = 32},

@@ -23,35 +23,81 @@
 #ifndef PA_CUDA_AMPERE_TUNE_CUH
 #define PA_CUDA_AMPERE_TUNE_CUH
 
-template <int D>
+/* Variants: alternative rows for the same head dim, chosen at run time by
+ * POLYATTN_CUDA_AMPERE_VARIANT=<name> (read once on the host, fwd_ampere.cu) so the
+ * rows can be compared on the GPU without a rebuild. A variant without a row for a
+ * head dim runs that head dim's default row. Rows of a variant change only layouts
+ * (tile shape, pipeline schedule); every feature is a run-time path in all of them. */
+enum pa_ampere_variant {
+  PA_VARIANT_BASE = 0, /* "base": the rows above (8 warps x 16 rows, 1 block/SM) */
+  PA_VARIANT_M2 = 1,   /* "m2": 32 query rows (two mma M tiles) per warp, 4 warps, 2 blocks/SM */
+  PA_VARIANT_M2J = 2,  /* "m2j": as m2, one barrier per key tile (K and V waited together) */
+  PA_VARIANT_COUNT = 3
+};
+
+/* The default: m2j (hd64; hd128 runs m2's row). Measured on the H200 2026-11-30
+ * (bench/RESULTS.md, bench/gpu/ampere_variants.sh): bf16 hd128 S=8192 221 -> 251
+ * TFLOP/s, hd64 S=4096 191 -> 234 against base; m2 and m2j tie at hd128. */
+enum { PA_VARIANT_DEFAULT = PA_VARIANT_M2J };
+
+/* K/V pipeline schedule per key tile. */
+enum pa_kv_sync {
+  PA_KV_SPLIT = 0, /* wait K, barrier, Q.K^T + softmax, wait V, barrier, P.V */
+  PA_KV_JOINT = 1  /* wait K and V, one barrier, then the whole tile */
+};
+
+template <int D, int V>
 struct pa_ampere_tune;
 /* ptxas (nvcc 13.0), registers per thread sm_80 / sm_90, no spills:
- * hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246. */
-#define PA_TUNE(D, W, BK, QREGS, MINB)                                                  \
-  template <> struct pa_ampere_tune<D> {                                               \
-    enum { warps = W, block_k = BK, q_in_regs = QREGS, min_blocks = MINB };            \
+ * base: hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246.
+ * m2 / m2j: see the rows (fwd_ampere.cu compiles m2 for hd 64 and 128, m2j for hd 64). */
+#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC)                                    \
+  template <> struct pa_ampere_tune<D, V> {                                            \
+    enum { warps = W, m_tiles = MT, block_k = BK, q_in_regs = QREGS, min_blocks = MINB, \
+           kv_sync = SYNC };                                                            \
   }
-/*       D    warps  block_k  q_in_regs  min_blocks */
-PA_TUNE(32,   8,     64,      1,         2);
-PA_TUNE(64,   8,     128,     1,         1);
-PA_TUNE(96,   8,     64,      1,         1);
-PA_TUNE(128,  8,     64,      1,         1);
-PA_TUNE(192,  4,     32,      0,         1);
-PA_TUNE(256,  4,     32,      0,         1);
+/* m_tiles: 16-row mma M tiles per warp (block_q = 16 * m_tiles * warps). Two tiles
+ * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
+ * per warp each mma needs 256 bytes of ldmatrix traffic, which on sm_80/sm_90
+ * (128 B/clk/SM of shared memory) is slower than the tensor cores themselves.
+ *       D    V                  warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync */
+PA_TUNE(32,   PA_VARIANT_BASE,   8,     1,       64,      1,         2,          PA_KV_SPLIT);
+PA_TUNE(64,   PA_VARIANT_BASE,   8,     1,       128,     1,         1,          PA_KV_SPLIT);
+PA_TUNE(96,   PA_VARIANT_BASE,   8,     1,       64,      1,         1,          PA_KV_SPLIT);
+PA_TUNE(128,  PA_VARIANT_BASE,   8,     1,       64,      1,         1,          PA_KV_SPLIT);
+PA_TUNE(192,  PA_VARIANT_BASE,   4,     1,       32,      0,         1,          PA_KV_SPLIT);
+PA_TUNE(256,  PA_VARIANT_BASE,   4,     1,       32,      0,         1,          PA_KV_SPLIT);
+/* Candidates (not measured yet): FlashAttention-2's sm80 warp shape, 4 warps x 32
+ * rows, two blocks per SM so one block's barriers and softmax overlap the other's mma.
+ * ptxas sm_80 / sm_90 registers, 0 spills: m2 hd64 255/255, m2 hd128 253/250,
+ * m2j hd64 242/242. hd128 needs Q from shared memory and block_k 32 to fit 255
+ * registers (block_k 64 spilled 4 bytes); m2j at hd128 spilled 8 bytes on sm_90
+ * even at block_k 32, so m2j runs m2's hd128 row. smem: m2 hd64 48 KiB, m2 hd128
+ * 64 KiB, m2j hd64 48 KiB (x2 blocks per SM). */
+PA_TUNE(64,   PA_VARIANT_M2,     4,     2,       64,      1,         2,          PA_KV_SPLIT);
+PA_TUNE(128,  PA_VARIANT_M2,     4,     2,       32,      0,         2,          PA_KV_SPLIT);
+PA_TUNE(64,   PA_VARIANT_M2J,    4,     2,       64,      0,         2,          PA_KV_JOINT);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */
-template <int D>
+template <int D, int V = PA_VARIANT_BASE>
 struct pa_ampere_cfg {
-  typedef pa_ampere_tune<D> tune;
+  typedef pa_ampere_tune<D, V> tune;
   enum {
     head_dim = D,
     warps = tune::warps,
     threads = 32 * tune::warps,
-    block_q = 16 * tune::warps, /* each warp owns 16 query rows (one mma M) */
+    m_tiles = tune::m_tiles,
+    warp_rows = 16 * tune::m_tiles, /* each warp owns m_tiles mma M tiles of 16 query rows */
+    block_q = warp_rows * tune::warps,
     block_k = tune::block_k,
     q_in_regs = tune::q_in_regs,
     min_blocks = tune::min_blocks,
+    kv_sync = tune::kv_sync,
+    /* Query blocks launched last-first (causal: longest blocks first). Off in the
+     * base rows, which stay as measured; on sm_80 it costs hd256 a register it does
+     * not have (64 bytes of spills). */
+    reverse_q = V != PA_VARIANT_BASE,
   };
   /* K/V pipeline: tile n + 1 loads into one stage while tile n is computed from the other. */
   enum { stages = 2 };
@@ -63,10 +109,13 @@ struct pa_ampere_cfg {
 
   static_assert(D % 32 == 0, "head dims are multiples of 32 (ldmatrix x4 covers 16 columns; "
                              "the swizzle needs a multiple of 4 chunks per row)");
+  static_assert(m_tiles == 1 || m_tiles == 2, "one or two M tiles per warp");
   static_assert(block_k % 16 == 0, "block_k: whole mma K steps of the P.V product");
   static_assert((block_q * D / 8) % threads == 0 && (block_k * D / 8) % threads == 0,
                 "tile loads: every thread copies the same number of 16-byte chunks");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
+  static_assert(min_blocks * smem_bytes <= 227 * 1024,
+                "min_blocks blocks must fit the sm_90 shared memory per SM");
 };
 
 #endif

@@ -11,6 +11,7 @@ static const char *kernel_name(pa_cuda_kernel k) {
   case PA_CUDA_KERNEL_SIMPLE: return "simple";
   case PA_CUDA_KERNEL_AMPERE: return "ampere";
   case PA_CUDA_KERNEL_VOLTA: return "volta";
+  case PA_CUDA_KERNEL_DECODE: return "decode";
   default: return "none";
   }
 }
@@ -28,10 +29,12 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
     else if (pa_cuda_ampere_supports(p, dev, &why))
       return PA_CUDA_KERNEL_AMPERE;
   } else if (!strcmp(want, "volta") || !strcmp(want, "sm70")) {
-    snprintf(why.msg, sizeof why.msg, "the Volta kernel is not built yet");
+    if (pa_cuda_volta_supports(p, dev, &why)) return PA_CUDA_KERNEL_VOLTA; /* any cc >= 7.0 */
+  } else if (!strcmp(want, "decode")) {
+    if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
   } else {
     pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                 "POLYATTN_CUDA_KERNEL=%s is not one of simple, ampere, volta", want);
+                 "POLYATTN_CUDA_KERNEL=%s is not one of simple, ampere, volta, decode", want);
     return PA_CUDA_KERNEL_NONE;
   }
   pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
@@ -58,9 +61,17 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
   const char *want = getenv("POLYATTN_CUDA_KERNEL");
   if (want && *want) return pick_forced(want, p, dev, err);
 
+  {
+    pa_error why = {{0}}; /* decode-shaped (Sq <= 16, <= 64 rows per kv head): split-KV */
+    if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
+  }
   if ((p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && dev->cc_major >= 8) {
     pa_error why = {{0}}; /* the Ampere kernel declining is not an error: fall back */
     if (pa_cuda_ampere_supports(p, dev, &why)) return PA_CUDA_KERNEL_AMPERE;
+  }
+  if (p->dtype == POLYATTN_DTYPE_F16 && dev->cc_major == 7) {
+    pa_error why = {{0}}; /* Volta/Turing: the m8n8k4 kernel, else fall back */
+    if (pa_cuda_volta_supports(p, dev, &why)) return PA_CUDA_KERNEL_VOLTA;
   }
   pa_error why = {{0}};
   if (pa_cuda_simple_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
@@ -74,6 +85,8 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   switch (pa_cuda_pick_kernel(p, &ctx->dev, err)) {
   case PA_CUDA_KERNEL_SIMPLE: *workspace_bytes = pa_cuda_simple_workspace(p, &ctx->dev); break;
   case PA_CUDA_KERNEL_AMPERE: *workspace_bytes = pa_cuda_ampere_workspace(p, &ctx->dev); break;
+  case PA_CUDA_KERNEL_DECODE: *workspace_bytes = pa_cuda_decode_workspace(p, &ctx->dev); break;
+  case PA_CUDA_KERNEL_VOLTA: *workspace_bytes = pa_cuda_volta_workspace(p, &ctx->dev); break;
   default: return POLYATTN_ERR_UNSUPPORTED;
   }
   return POLYATTN_OK;
@@ -89,8 +102,13 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   void *ws = workspace ? workspace->address : NULL;
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
-  e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_forward(p, &ctx->dev, ws, ctx->stream)
-                                 : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
+  if (k == PA_CUDA_KERNEL_DECODE)
+    e = pa_cuda_decode_forward(p, &ctx->dev, ws, ctx->stream);
+  else if (k == PA_CUDA_KERNEL_VOLTA)
+    e = pa_cuda_volta_forward(p, &ctx->dev, ws, ctx->stream);
+  else
+    e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_forward(p, &ctx->dev, ws, ctx->stream)
+                                   : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) {
     char what[64];

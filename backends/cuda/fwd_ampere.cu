@@ -2,8 +2,8 @@
  * and bf16 with mma.sync m16n8k16, ldmatrix and cp.async.
  *
  * One block computes `block_q` query rows of one (batch entry, query head); each
- * warp owns 16 of those rows and keeps their Q fragments (optionally), S = Q.K^T and
- * the O accumulator in registers. Key tiles of `block_k` rows stream through a
+ * warp owns 16 or 32 of those rows (one or two mma M tiles, ampere_tune.cuh) and
+ * keeps their Q fragments (optionally), S = Q.K^T and the O accumulator in registers. Key tiles of `block_k` rows stream through a
  * two-stage cp.async pipeline: tile n + 1's K and V load while tile n is computed.
  * The online softmax (ampere_softmax.cuh) runs on the S fragments; P goes from the
  * S accumulators straight into A fragments of P.V, without shared memory.
@@ -19,6 +19,8 @@
 #define PA_CUDA_AMPERE_REAL 1
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <atomic>
 
@@ -131,20 +133,22 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
   }
 }
 
-template <typename T, int D>
-__global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::min_blocks)
+template <typename T, int D, int V>
+__global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D, V>::min_blocks)
     pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p) {
 #if PA_AMPERE_ARCH_OK
-  typedef pa_ampere_cfg<D> cfg;
+  typedef pa_ampere_cfg<D, V> cfg;
   typedef pa_tile_layout<D> layout;
   enum {
     NT = cfg::threads,
     BQ = cfg::block_q,
     BK = cfg::block_k,
-    S_TILES = BK / 8,  /* n-tiles of S [16 x BK] per warp */
-    O_TILES = D / 8,   /* n-tiles of O [16 x D] per warp */
-    QK_STEPS = D / 16, /* mma K steps of Q.K^T */
-    PV_STEPS = BK / 16 /* mma K steps of P.V */
+    MT = cfg::m_tiles,  /* 16-row M tiles per warp */
+    S_TILES = BK / 8,   /* n-tiles of S [16 x BK] per M tile */
+    O_TILES = D / 8,    /* n-tiles of O [16 x D] per M tile */
+    QK_STEPS = D / 16,  /* mma K steps of Q.K^T */
+    PV_STEPS = BK / 16, /* mma K steps of P.V */
+    JOINT = cfg::kv_sync == PA_KV_JOINT
   };
   extern __shared__ __align__(128) unsigned char pa_smem[];
 
@@ -152,7 +156,9 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
   c.b = blockIdx.z;
   c.h = blockIdx.y;
   c.seq = pa_problem_seq(&p, c.b);
-  c.i0 = blockIdx.x * BQ;
+  /* reverse_q: query blocks run last-first; under a causal mask the later rows keep
+   * the most keys, and starting them first leaves the short blocks for the grid's tail. */
+  c.i0 = (cfg::reverse_q ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BQ;
   if (c.i0 >= c.seq.len_q) return; /* past this entry's end (varlen) */
   c.i_end = min(c.i0 + (int)BQ, c.seq.len_q);
   c.hk = c.h / (p.heads_q / p.heads_kv);
@@ -180,7 +186,7 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int t = lane & 3;
-  const int wrow = warp * 16;                /* the warp's first row in the tile */
+  const int wrow = warp * cfg::warp_rows;    /* the warp's first row in the tile */
   const bool warp_active = c.i0 + wrow < c.seq.len_q;
 
   const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, c.i0, c.seq.q_start, c.h);
@@ -220,22 +226,30 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
 
   const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* Q and V */
   const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
-  const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16; /* the warp's 16 Q rows */
-  uint32_t q_frag[cfg::q_in_regs ? QK_STEPS : 1][4]; /* Q A-fragments [16 x 16] per K step */
+  const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16; /* the warp's Q rows */
+  enum { QF_M = cfg::q_in_regs ? MT : 1, QF_K = cfg::q_in_regs ? QK_STEPS : 1 };
+  uint32_t q_frag[QF_M][QF_K][4]; /* Q A-fragments [16 x 16] per M tile and K step */
   if (cfg::q_in_regs) {
 #pragma unroll
-    for (int kk = 0; kk < (cfg::q_in_regs ? QK_STEPS : 1); ++kk)
-      pa_ldmatrix_x4(q_frag[kk], ldsm_rows.at(s_q_warp, 0, kk));
+    for (int mt = 0; mt < QF_M; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < QF_K; ++kk)
+        pa_ldmatrix_x4(q_frag[mt][kk], ldsm_rows.at(s_q_warp, 16 * mt, kk));
   }
 
-  float o[O_TILES][4]; /* O accumulator [16 rows x D] per warp */
+  float o[MT][O_TILES][4]; /* O accumulator [16 rows x D] per M tile */
 #pragma unroll
-  for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
-  pa_softmax_row sm[2] = {pa_softmax_start(), pa_softmax_start()};
+  for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.0f;
+  pa_softmax_row sm[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) sm[mt][0] = sm[mt][1] = pa_softmax_start();
 
   for (int stage = 0; n < n_hi; stage ^= 1) {
-    pa_cp_async_wait<PENDING_V_OF_TILE>();
-    __syncthreads(); /* K[n] visible; every warp is done with the other stage */
+    if (JOINT) pa_cp_async_wait<0>();
+    else pa_cp_async_wait<PENDING_V_OF_TILE>();
+    __syncthreads(); /* K[n] (JOINT: and V[n]) visible; every warp is done with the other stage */
     const bool tile_partial = partial;
     const int next = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n + 1, n_hi, tid, &partial)
                                     : n + 1;
@@ -244,52 +258,66 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
     const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
     const uint32_t s_v = s_k + cfg::kv_tile_bytes;
     const int k0 = n * BK;
-    uint32_t p_frag[PV_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
+    uint32_t p_frag[MT][PV_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
     if (warp_active) {
-      float s[S_TILES][4]; /* S [16 rows x BK keys] per warp */
+      float s[MT][S_TILES][4]; /* S [16 rows x BK keys] per M tile */
       /* S = Q . K^T */
 #pragma unroll
-      for (int j = 0; j < S_TILES; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int j = 0; j < S_TILES; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < QK_STEPS; ++kk) {
-        uint32_t a[4];
-        if (cfg::q_in_regs) {
+        uint32_t a[MT][4];
 #pragma unroll
-          for (int x = 0; x < 4; ++x) a[x] = q_frag[cfg::q_in_regs ? kk : 0][x];
-        } else {
-          pa_ldmatrix_x4(a, ldsm_rows.at(s_q_warp, 0, kk));
+        for (int mt = 0; mt < MT; ++mt) {
+          if (cfg::q_in_regs) {
+#pragma unroll
+            for (int x = 0; x < 4; ++x)
+              a[mt][x] = q_frag[cfg::q_in_regs ? mt : 0][cfg::q_in_regs ? kk : 0][x];
+          } else {
+            pa_ldmatrix_x4(a[mt], ldsm_rows.at(s_q_warp, 16 * mt, kk));
+          }
         }
 #pragma unroll
         for (int nn = 0; nn < S_TILES / 2; ++nn) {
           uint32_t bk[4]; /* K B-fragments: keys 16nn..+7 and +8..+15, dims 16kk..+15 */
           pa_ldmatrix_x4(bk, ldsm_cols.at(s_k, 16 * nn, kk));
-          pa_mma_16816<T>(s[2 * nn], a, bk[0], bk[1]);
-          pa_mma_16816<T>(s[2 * nn + 1], a, bk[2], bk[3]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            pa_mma_16816<T>(s[mt][2 * nn], a[mt], bk[0], bk[1]);
+            pa_mma_16816<T>(s[mt][2 * nn + 1], a[mt], bk[2], bk[3]);
+          }
         }
       }
 
-      /* Scores and masks; then softmax steps 1-3 of common/softmax.h. */
+      /* Scores and masks; then softmax steps 1-3 of common/softmax.h, per M tile. */
       const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-      pa_frag_scores<S_TILES>(s, p, c, general, slope, range, tile_partial, k0,
-                              c.i0 + wrow + (lane >> 2), t);
-      float alpha[2];
-      pa_frag_softmax_update_max(sm, s, xscale, alpha);
-      pa_frag_softmax_rescale(sm, alpha, o);
-      pa_frag_softmax_accumulate(sm, s, xscale);
-      /* P to dtype now, so only half the registers wait across the barrier: the A
-       * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
 #pragma unroll
-      for (int kk = 0; kk < PV_STEPS; ++kk) {
-        p_frag[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-        p_frag[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-        p_frag[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-        p_frag[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      for (int mt = 0; mt < MT; ++mt) {
+        pa_frag_scores<S_TILES>(s[mt], p, c, general, slope, range, tile_partial, k0,
+                                c.i0 + wrow + 16 * mt + (lane >> 2), t);
+        float alpha[2];
+        pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha);
+        pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
+        pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
+        /* P to dtype now, so only half the registers wait across the barrier: the A
+         * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
+#pragma unroll
+        for (int kk = 0; kk < PV_STEPS; ++kk) {
+          p_frag[mt][kk][0] = pa_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+          p_frag[mt][kk][1] = pa_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+          p_frag[mt][kk][2] = pa_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+          p_frag[mt][kk][3] = pa_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+        }
       }
     }
 
-    if (next < n_hi) pa_cp_async_wait<PENDING_NEXT_K_V>();
-    else pa_cp_async_wait<0>();
-    __syncthreads(); /* V[n] visible */
+    if (!JOINT) {
+      if (next < n_hi) pa_cp_async_wait<PENDING_NEXT_K_V>();
+      else pa_cp_async_wait<0>();
+      __syncthreads(); /* V[n] visible */
+    }
 
     if (warp_active) {
       /* O += P . V */
@@ -299,8 +327,11 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
         for (int dd = 0; dd < O_TILES / 2; ++dd) {
           uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
           pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
-          pa_mma_16816<T>(o[2 * dd], p_frag[kk], bv[0], bv[1]);
-          pa_mma_16816<T>(o[2 * dd + 1], p_frag[kk], bv[2], bv[3]);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            pa_mma_16816<T>(o[mt][2 * dd], p_frag[mt][kk], bv[0], bv[1]);
+            pa_mma_16816<T>(o[mt][2 * dd + 1], p_frag[mt][kk], bv[2], bv[3]);
+          }
         }
       }
     }
@@ -311,24 +342,27 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
 
   /* Step 4: normalise, then O through the warp's own rows of the Q tile (swizzled)
    * into 16-byte stores; LSE by the quad's first thread. */
-  float lse[2];
-  pa_frag_softmax_normalise(sm, xscale, o, lse);
+  float lse[MT][2];
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) pa_frag_softmax_normalise(sm[mt], xscale, o[mt], lse[mt]);
   __syncwarp(); /* this warp's ldmatrix reads of its Q rows are complete */
   unsigned char *stage_o = pa_smem;
 #pragma unroll
-  for (int d = 0; d < O_TILES; ++d)
+  for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int srow = wrow + (lane >> 2) + 8 * r;
-      *(uint32_t *)(stage_o + layout::offset(srow, d) + 4 * t) =
-          pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
-    }
+    for (int d = 0; d < O_TILES; ++d)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int srow = wrow + 16 * mt + (lane >> 2) + 8 * r;
+        *(uint32_t *)(stage_o + layout::offset(srow, d) + 4 * t) =
+            pa_pack2<T>(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
+      }
   __syncwarp();
 
   T *o_g = (T *)p.o.ptr;
   const int dv = p.head_dim_v;
 #pragma unroll
-  for (int it = 0; it < 16 * layout::chunks / 32; ++it) {
+  for (int it = 0; it < cfg::warp_rows * layout::chunks / 32; ++it) {
     const int x = lane + 32 * it;
     const int r = x / layout::chunks, chunk = x % layout::chunks;
     const int i = c.i0 + wrow + r;
@@ -345,10 +379,12 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D>::threads, pa_ampere_cfg<D>::m
   if (p.lse.buf && t == 0) {
     float *lse_g = (float *)p.lse.ptr;
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int i = c.i0 + wrow + (lane >> 2) + 8 * r;
-      if (i < c.seq.len_q) lse_g[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
-    }
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int i = c.i0 + wrow + 16 * mt + (lane >> 2) + 8 * r;
+        if (i < c.seq.len_q) lse_g[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[mt][r];
+      }
   }
 #else
   __trap(); /* never launched: pa_cuda_ampere_supports() requires sm_80 */
@@ -365,55 +401,89 @@ int pa_bucket(const pa_problem *p) {
   return 0;
 }
 
-int pa_smem_bytes(int bucket) {
+/* POLYATTN_CUDA_AMPERE_VARIANT (ampere_tune.cuh): read once per process. Unknown
+ * names run the default variant (the library never prints). */
+const char *const pa_variant_names[PA_VARIANT_COUNT] = {"base", "m2", "m2j"};
+
+int pa_variant() {
+  static const int v = [] {
+    const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
+    if (!env || !*env) return (int)PA_VARIANT_DEFAULT;
+    for (int i = 0; i < PA_VARIANT_COUNT; ++i)
+      if (!strcmp(env, pa_variant_names[i])) return i;
+    return (int)PA_VARIANT_DEFAULT;
+  }();
+  return v;
+}
+
+/* The (head dim, variant) instantiations compiled: m2 has rows for hd 64 and 128,
+ * m2j for hd 64 (hd 128 runs m2's row); every other head dim runs its base row. The callback gets the config as
+ * a type: f(pa_ampere_cfg<D, V>()) is instantiated for each compiled pair. */
+template <int D, int V>
+struct pa_inst {
+  enum { d = D, v = V };
+};
+
+template <typename F>
+auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>())) {
   switch (bucket) {
-  case 32: return pa_ampere_cfg<32>::smem_bytes;
-  case 64: return pa_ampere_cfg<64>::smem_bytes;
-  case 96: return pa_ampere_cfg<96>::smem_bytes;
-  case 128: return pa_ampere_cfg<128>::smem_bytes;
-  case 192: return pa_ampere_cfg<192>::smem_bytes;
-  case 256: return pa_ampere_cfg<256>::smem_bytes;
+  case 32: return f(pa_inst<32, PA_VARIANT_BASE>());
+  case 64:
+    if (variant == PA_VARIANT_M2) return f(pa_inst<64, PA_VARIANT_M2>());
+    if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
+    return f(pa_inst<64, PA_VARIANT_BASE>());
+  case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
+  case 128:
+    if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
+      return f(pa_inst<128, PA_VARIANT_M2>());
+    return f(pa_inst<128, PA_VARIANT_BASE>());
+  case 192: return f(pa_inst<192, PA_VARIANT_BASE>());
+  case 256: return f(pa_inst<256, PA_VARIANT_BASE>());
   }
-  return 0;
+  return f(pa_inst<0, -1>());
+}
+
+int pa_smem_bytes(int bucket, int variant) {
+  return pa_with_inst(bucket, variant, [](auto inst) -> int {
+    typedef decltype(inst) I;
+    if constexpr (I::d == 0) return 0;
+    else return pa_ampere_cfg<I::d, I::v>::smem_bytes;
+  });
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D>
+template <typename T, int D, int V>
 std::atomic<unsigned long long> &pa_smem_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
 }
 
-template <typename T, int D>
+template <typename T, int D, int V>
 cudaError_t pa_launch(const pa_problem *p, cudaStream_t stream) {
-  typedef pa_ampere_cfg<D> cfg;
-  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D>;
+  typedef pa_ampere_cfg<D, V> cfg;
+  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_smem_opted<T, D>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_smem_opted<T, D, V>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_smem_opted<T, D>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_smem_opted<T, D, V>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_ampere_fwd_kernel<T, D><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
+  pa_ampere_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
   return cudaGetLastError();
 }
 
 template <typename T>
 cudaError_t pa_launch_bucket(const pa_problem *p, cudaStream_t stream) {
-  switch (pa_bucket(p)) {
-  case 32: return pa_launch<T, 32>(p, stream);
-  case 64: return pa_launch<T, 64>(p, stream);
-  case 96: return pa_launch<T, 96>(p, stream);
-  case 128: return pa_launch<T, 128>(p, stream);
-  case 192: return pa_launch<T, 192>(p, stream);
-  case 256: return pa_launch<T, 256>(p, stream);
-  }
-  return cudaErrorInvalidValue;
+  return pa_with_inst(pa_bucket(p), pa_variant(), [&](auto inst) -> cudaError_t {
+    typedef decltype(inst) I;
+    if constexpr (I::d == 0) return cudaErrorInvalidValue;
+    else return pa_launch<T, I::d, I::v>(p, stream);
+  });
 }
 
 /* cp.async copies 16-byte chunks from row starts: every q/k/v/o row must be 16-byte
@@ -455,7 +525,7 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = pa_smem_bytes(pa_bucket(p));
+  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant());
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Ampere kernel needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", smem, pa_bucket(p), dev->smem_optin);

@@ -21,7 +21,8 @@ typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_NONE = 0,
   PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch */
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
-  PA_CUDA_KERNEL_VOLTA    /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
+  PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
+  PA_CUDA_KERNEL_DECODE   /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows, any dtype, fp32 math */
 } pa_cuda_kernel;
 
 /* What the kernels need to know about the device. */
@@ -43,8 +44,21 @@ size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
 
+/* fwd_decode.cu: decode-shaped problems (Sq <= 16, (Hq/Hkv) x Sq <= 64), split over
+ * the keys; the workspace holds the splits' partial O, max and sum (fp32). */
+int pa_cuda_decode_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+size_t pa_cuda_decode_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                   void *workspace, cudaStream_t stream);
+
+/* fwd_volta.cu: fp16 only (m8n8k4 has no bf16 form), cc >= 7.0. */
+int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+size_t pa_cuda_volta_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_volta_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                  void *workspace, cudaStream_t stream);
+
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
- * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta
+ * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode
  * forces one (then NONE if that one cannot run it). */
 pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 
