@@ -40,8 +40,23 @@ static int cand_cmp(const void *pa, const void *pb) {
   return (a->kb > b->kb) - (a->kb < b->kb);
 }
 
-int64_t pa_auto_block_mask_bytes(const pa_problem *p) {
+static int64_t mask_only_bytes(const pa_problem *p) {
   return (int64_t)p->batch * p->heads_q * p->mask_qblocks * p->mask_kblocks;
+}
+
+/* The estimator's scratch, per (b, kv head): pooled K per key block, pooled Q,
+ * scores, allowed counts and the candidate list. */
+static int64_t scratch_bytes(const pa_problem *p) {
+  int64_t nk = (int64_t)p->mask_kblocks + 1, D = p->head_dim;
+  return (nk * D + D + nk) * (int64_t)sizeof(double) + nk * (int64_t)sizeof(int64_t) +
+         nk * (int64_t)sizeof(kb_cand);
+}
+
+/* Where the scratch starts after the mask: 8-byte aligned. */
+static int64_t scratch_offset(const pa_problem *p) { return (mask_only_bytes(p) + 15) / 16 * 16; }
+
+int64_t pa_auto_block_mask_bytes(const pa_problem *p) {
+  return scratch_offset(p) + scratch_bytes(p);
 }
 
 /* Mean of rows [r0, r1) of head `head` of a q/k-like view, into dst[D]. */
@@ -117,18 +132,20 @@ static void choose_blocks(const pa_problem *p, const pa_ref_head *hd, est_scratc
   for (int32_t kb = 0; kb < nkb; ++kb) *kept += row[kb];
 }
 
-double pa_auto_block_estimate(const pa_problem *p, uint8_t *mask) {
+/* The estimate into `mask`, with `scratch` (scratch_bytes(p), 8-byte aligned);
+ * scratch == NULL (allocation failed) keeps every block: exact, density 1. */
+static double estimate(const pa_problem *p, uint8_t *mask, void *scratch) {
   int32_t nqb = p->mask_qblocks, nkb = p->mask_kblocks, D = p->head_dim;
   int32_t group = p->heads_q / p->heads_kv;
   size_t nk = (size_t)nkb + 1;
   est_scratch w;
-  w.kbar = malloc(nk * (size_t)D * sizeof(double));
-  w.qbar = malloc((size_t)D * sizeof(double));
-  w.e = malloc(nk * sizeof(double));
-  w.n = malloc(nk * sizeof(int64_t));
-  w.cand = malloc(nk * sizeof(kb_cand));
-  int ok = w.kbar && w.qbar && w.e && w.n && w.cand;
-  memset(mask, ok ? 0 : 1, (size_t)pa_auto_block_mask_bytes(p));
+  w.kbar = (double *)scratch;
+  w.qbar = w.kbar + nk * (size_t)D;
+  w.e = w.qbar + D;
+  w.n = (int64_t *)(w.e + nk);
+  w.cand = (kb_cand *)(w.n + nk);
+  int ok = scratch != NULL;
+  memset(mask, ok ? 0 : 1, (size_t)mask_only_bytes(p));
 
   int64_t allowed = 0, kept = 0;
   for (int32_t b = 0; ok && b < p->batch; ++b) {
@@ -153,19 +170,21 @@ double pa_auto_block_estimate(const pa_problem *p, uint8_t *mask) {
       }
     }
   }
-  free(w.kbar);
-  free(w.qbar);
-  free(w.e);
-  free(w.n);
-  free(w.cand);
   return allowed ? (double)kept / (double)allowed : 1.0;
+}
+
+double pa_auto_block_estimate(const pa_problem *p, uint8_t *mask) {
+  void *scratch = malloc((size_t)scratch_bytes(p));
+  double density = estimate(p, mask, scratch);
+  free(scratch);
+  return density;
 }
 
 double pa_auto_block_resolve(const pa_problem *p, pa_problem *resolved, uint8_t *mask) {
   *resolved = *p;
   if (p->sparsity != POLYATTN_SPARSITY_AUTO_BLOCK) return 1.0;
   int32_t nqb = p->mask_qblocks, nkb = p->mask_kblocks;
-  double density = pa_auto_block_estimate(p, mask);
+  double density = estimate(p, mask, mask + scratch_offset(p));
   int dense = density > p->auto_density_cutoff;
 
   /* The mask handed back is the one actually computed, so that a backward given

@@ -40,7 +40,9 @@ void pa_naive_backward(const pa_problem *p, double *dq, double *dk, double *dv);
  * the density: kept blocks / blocks the structural masks allow. */
 double pa_auto_block_estimate(const pa_problem *p, uint8_t *mask);
 
-/* Bytes of mask storage pa_auto_block_resolve needs. */
+/* Bytes of storage pa_auto_block_resolve needs: the mask (first, laid out as for
+ * pa_auto_block_estimate) followed by the estimator's scratch, so that a backend
+ * resolving from its workspace allocates nothing. */
 int64_t pa_auto_block_mask_bytes(const pa_problem *p);
 
 /* Turn an AUTO_BLOCK problem into the problem that is actually computed: BLOCK
@@ -50,6 +52,7 @@ int64_t pa_auto_block_mask_bytes(const pa_problem *p);
  * the mask actually computed, so all ones when it falls back to dense. Other problems are copied
  * unchanged. Returns the density (1 for non-AUTO problems). */
 double pa_auto_block_resolve(const pa_problem *p, pa_problem *resolved, uint8_t *mask);
+/* (`mask` must be 16-byte aligned and hold pa_auto_block_mask_bytes bytes.) */
 
 #ifdef __cplusplus
 }

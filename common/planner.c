@@ -2,6 +2,15 @@
 
 static int32_t round_up(int32_t x, int32_t m) { return m > 0 ? (x + m - 1) / m * m : x; }
 
+/* The largest multiple of `align` that is <= tile and divides `mask_block`; `tile`
+ * unchanged when no such size exists. */
+static int32_t fit_mask_block(int32_t tile, int32_t mask_block, int32_t align) {
+  if (mask_block <= 0 || mask_block % align != 0) return tile;
+  for (int32_t t = tile / align * align; t >= align; t -= align)
+    if (mask_block % t == 0) return t;
+  return tile;
+}
+
 int64_t pa_plan_scratch_bytes(int32_t block_q, int32_t block_k, int32_t head_dim,
                               int32_t head_dim_v) {
   int64_t q = (int64_t)block_q * head_dim;    /* Q tile, pre-scaled, fp32 */
@@ -25,6 +34,15 @@ pa_tile_plan pa_plan_tiles(const pa_device_desc *dev, const pa_problem *p) {
   int32_t bk = dev->prefer_block_k > 0 ? dev->prefer_block_k : 64;
   bq = round_up(bq, q_align);
   bk = round_up(bk, k_align);
+
+  /* Block-sparse masks: a tile that lies inside one mask block is skipped whole when
+   * that block is dropped, so time falls with density. Shrink each side to a
+   * divisor of the mask block (keeping the alignment); when the mask block is not
+   * a multiple of the alignment, tiles straddle blocks and only all-zero spans skip. */
+  if (p->sparsity == POLYATTN_SPARSITY_BLOCK || p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
+    bq = fit_mask_block(bq, p->block_q, q_align);
+    bk = fit_mask_block(bk, p->block_k, k_align);
+  }
 
   /* Do not tile past the problem: short queries (decode) use small row tiles. */
   int32_t sq = p->seqlen_q > 0 ? p->seqlen_q : 1;
