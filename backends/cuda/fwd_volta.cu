@@ -24,6 +24,7 @@
 
 #include <atomic>
 
+#include "block_ctx.cuh"
 #include "kernels.h"
 #include "mask.h"
 
@@ -34,48 +35,6 @@
 
 namespace {
 
-/* Everything a block needs about its (batch entry, head, query rows). */
-struct pa_vblock_ctx {
-  int b, h, hk;
-  pa_seq seq;
-  pa_mask mask;
-  int i0, i_end;    /* query rows [i0, i_end) of this block, within the sequence */
-  int64_t klo, khi; /* keys any of those rows may keep */
-  int lo_last;      /* first key of the last row: tiles at or after it are kept by all rows */
-  int hi_first;     /* end of the first row's keys: tiles ending at or before it likewise */
-};
-
-/* Block masks: the first key tile >= n with a kept mask block, or n_hi. `partial`
- * says whether some (row, key) pair of that tile falls in a 0 block, i.e. whether
- * per-element masking is needed. A tile is skipped only when every mask block it
- * touches is 0 for every query row of the block. Called by all threads. */
-template <int BK, int NT>
-__device__ __forceinline__ int pa_vblock_mask_next(const pa_problem &p, const pa_vblock_ctx &c,
-                                                   int n, int n_hi, int tid, bool *partial) {
-  for (; n < n_hi; ++n) {
-    const int64_t k0 = (int64_t)n * BK > c.klo ? (int64_t)n * BK : c.klo;
-    const int64_t k1 = (int64_t)n * BK + BK < c.khi ? (int64_t)n * BK + BK : c.khi;
-    const int qb0 = c.i0 / p.block_q, qb1 = (c.i_end - 1) / p.block_q;
-    const int kb0 = (int)(k0 / p.block_k), kb1 = (int)((k1 - 1) / p.block_k);
-    const int nk = kb1 - kb0 + 1;
-    const int total = (qb1 - qb0 + 1) * nk;
-    int any = 0, all = 1;
-    for (int x = tid; x < total; x += NT) {
-      const int keep = pa_block_mask_keep(&p.block_mask, c.b, c.h, qb0 + x / nk, kb0 + x % nk);
-      any |= keep;
-      all &= keep;
-    }
-    any = __syncthreads_or(any);
-    all = __syncthreads_and(all);
-    if (any) {
-      *partial = !all;
-      return n;
-    }
-  }
-  *partial = false;
-  return n_hi;
-}
-
 /* Scores of one warp tile: S [16 rows x BK keys] holds raw dot products; on the
  * general path turn them into x = score * log2(e) with pa_score (scale, softcap,
  * ALiBi, in that order), then set masked entries to -inf. `range` applies the
@@ -83,7 +42,7 @@ __device__ __forceinline__ int pa_vblock_mask_next(const pa_problem &p, const pa
  * block mask. row[r] are the thread's two rows (pa_volta_row) within the sequence. */
 template <int NTILES>
 __device__ __forceinline__ void pa_vfrag_scores(float (&s)[NTILES][8], const pa_problem &p,
-                                                const pa_vblock_ctx &c, bool general, float slope,
+                                                const pa_block_ctx &c, bool general, float slope,
                                                 bool range, bool block, int k0, int lane,
                                                 const int (&row_in)[2]) {
   /* Opaque copies: otherwise the per-element columns and ALiBi distances, which do
@@ -144,33 +103,12 @@ __global__ void __launch_bounds__(pa_volta_cfg<D>::threads, 1)
   };
   extern __shared__ __align__(16) unsigned char pa_smem[];
 
-  pa_vblock_ctx c;
-  c.b = blockIdx.z;
-  c.h = blockIdx.y;
-  c.seq = pa_problem_seq(&p, c.b);
-  c.i0 = blockIdx.x * BQ;
-  if (c.i0 >= c.seq.len_q) return; /* past this entry's end (varlen) */
-  c.i_end = min(c.i0 + (int)BQ, c.seq.len_q);
-  c.hk = c.h / (p.heads_q / p.heads_kv);
-  c.mask.len_q = c.seq.len_q;
-  c.mask.len_k = c.seq.len_k;
-  c.mask.window_left = p.window_left;
-  c.mask.window_right = p.window_right;
-  pa_mask_rows_range(&c.mask, c.i0, c.i_end, &c.klo, &c.khi);
-  {
-    int64_t lo, hi;
-    pa_mask_row_range(&c.mask, c.i_end - 1, &lo, &hi);
-    c.lo_last = (int)lo;
-    pa_mask_row_range(&c.mask, c.i0, &lo, &hi);
-    c.hi_first = (int)hi;
-  }
+  pa_block_ctx c;
+  if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, blockIdx.x * BQ, BQ)) return;
   const int n_lo = (int)(c.klo / BK);
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
 
-  const float slope =
-      p.alibi.buf ? ((const float *)p.alibi.ptr)[(int64_t)c.b * p.alibi.stride_b +
-                                                 (int64_t)c.h * p.alibi.stride_h]
-                  : 0.0f;
+  const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
   const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
   const float xscale = general ? 1.0f : p.scale * PA_VOLTA_LOG2E;
   const bool use_block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
@@ -189,7 +127,7 @@ __global__ void __launch_bounds__(pa_volta_cfg<D>::threads, 1)
 
   pa_volta_tile_load<BQ, D, NT>(s_q, q_g, p.q.stride_s, c.seq.len_q - c.i0, p.head_dim, tid);
   bool partial = false;
-  int n = use_block_mask ? pa_vblock_mask_next<BK, NT>(p, c, n_lo, n_hi, tid, &partial) : n_lo;
+  int n = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n_lo, n_hi, tid, &partial) : n_lo;
 
   /* The lane's fixed rows and columns in the fragment maps. */
   const uint16_t *q_frag = s_q + (wrow + pa_volta_a_row(lane)) * LD;      /* A: Q row */
@@ -214,7 +152,7 @@ __global__ void __launch_bounds__(pa_volta_cfg<D>::threads, 1)
                                   p.head_dim_v, tid);
     __syncthreads(); /* K, V visible */
     const bool tile_partial = partial;
-    const int next = use_block_mask ? pa_vblock_mask_next<BK, NT>(p, c, n + 1, n_hi, tid, &partial)
+    const int next = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n + 1, n_hi, tid, &partial)
                                     : n + 1;
 
     if (warp_active) {
