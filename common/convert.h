@@ -65,7 +65,7 @@ PA_HD static inline uint16_t pa_f32_to_f16(float f) {
 }
 
 /* Load element `i` of a buffer of `dtype` (F32, F16 or BF16) as float. */
-static inline float pa_load_f32(const void *base, int64_t i, polyattn_dtype dtype) {
+PA_HD static inline float pa_load_f32(const void *base, int64_t i, polyattn_dtype dtype) {
   switch (dtype) {
   case POLYATTN_DTYPE_F16: return pa_f16_to_f32(((const uint16_t *)base)[i]);
   case POLYATTN_DTYPE_BF16: return pa_bf16_to_f32(((const uint16_t *)base)[i]);
@@ -74,7 +74,7 @@ static inline float pa_load_f32(const void *base, int64_t i, polyattn_dtype dtyp
 }
 
 /* Store `x` as element `i` of a buffer of `dtype`, rounding to nearest even. */
-static inline void pa_store_f32(void *base, int64_t i, polyattn_dtype dtype, float x) {
+PA_HD static inline void pa_store_f32(void *base, int64_t i, polyattn_dtype dtype, float x) {
   switch (dtype) {
   case POLYATTN_DTYPE_F16: ((uint16_t *)base)[i] = pa_f32_to_f16(x); break;
   case POLYATTN_DTYPE_BF16: ((uint16_t *)base)[i] = pa_f32_to_bf16(x); break;

@@ -29,6 +29,7 @@
 
 #include "convert.h"
 #include "kernels.h"
+#include "warp_reduce.cuh"
 #include "mask.h"
 #include "softmax.h"
 
@@ -198,31 +199,6 @@ __device__ __forceinline__ void load8(const char *src, polyattn_dtype dtype, flo
   }
 }
 
-__device__ inline float load_elem(const void *base, int64_t i, polyattn_dtype dtype) {
-  switch (dtype) {
-  case POLYATTN_DTYPE_F16: return pa_f16_to_f32(static_cast<const uint16_t *>(base)[i]);
-  case POLYATTN_DTYPE_BF16: return pa_bf16_to_f32(static_cast<const uint16_t *>(base)[i]);
-  default: return static_cast<const float *>(base)[i];
-  }
-}
-
-__device__ inline void store_elem(void *base, int64_t i, polyattn_dtype dtype, float x) {
-  switch (dtype) {
-  case POLYATTN_DTYPE_F16: static_cast<uint16_t *>(base)[i] = pa_f32_to_f16(x); break;
-  case POLYATTN_DTYPE_BF16: static_cast<uint16_t *>(base)[i] = pa_f32_to_bf16(x); break;
-  default: static_cast<float *>(base)[i] = x; break;
-  }
-}
-
-/* Butterfly reductions: every lane ends with the same, order-fixed value. */
-__device__ __forceinline__ float warp_max(float x) {
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(kFullMask, x, o));
-  return x;
-}
-__device__ __forceinline__ float warp_sum(float x) {
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) x += __shfl_xor_sync(kFullMask, x, o);
-  return x;
-}
 
 /* What a block knows about its (batch entry, kv head, split). */
 struct split_ctx {
@@ -330,7 +306,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
   for (int idx = tid; idx < R * dq; idx += kThreads) {
     const int r = idx / dq, d = idx - r * dq, i = r / c.G, h = c.hkv * c.G + r % c.G;
     q_s[r * DB + d] =
-        d < D ? load_elem(p.q.ptr, pa_view_row(&p.q, c.b, i, c.seq.q_start, h) + d, dtype) : 0.0f;
+        d < D ? pa_load_f32(p.q.ptr, pa_view_row(&p.q, c.b, i, c.seq.q_start, h) + d, dtype) : 0.0f;
   }
   for (int r = tid; r < R; r += kThreads) {
     const int h = c.hkv * c.G + r % c.G;
@@ -447,7 +423,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       pa_softmax_row row;
       row.m = m_s[r];
       row.l = l_s[r];
-      const float alpha = pa_softmax_update_max(&row, warp_max(mx));
+      const float alpha = pa_softmax_update_max(&row, pa_warp_max(mx));
       const float ref = pa_softmax_ref(&row);
       float sum = 0.0f;
 #pragma unroll
@@ -458,7 +434,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
         sum += pr;
       }
       pa_softmax_rescale(&row, alpha);
-      pa_softmax_accumulate(&row, warp_sum(sum));
+      pa_softmax_accumulate(&row, pa_warp_sum(sum));
       if (lane == 0) m_s[r] = row.m, l_s[r] = row.l, alpha_s[r] = alpha;
     }
     __syncthreads();
@@ -541,7 +517,7 @@ __global__ void __launch_bounds__(kMergeThreads)
   float mx = -INFINITY;
   for (int s = lane; s < L.splits; s += kWarpSize) mx = fmaxf(mx, L.part_m[at0 + s * stride]);
   pa_softmax_row total;
-  total.m = warp_max(mx);
+  total.m = pa_warp_max(mx);
   total.l = 0.0f;
   float lsum = 0.0f;
   for (int s = lane; s < L.splits; s += kWarpSize) {
@@ -552,7 +528,7 @@ __global__ void __launch_bounds__(kMergeThreads)
     lsum += pa_softmax_merge(base, part, &keep_base, &scale).l;
     if (tid < kWarpSize) factor[s] = scale;
   }
-  total.l = warp_sum(lsum);
+  total.l = pa_warp_sum(lsum);
   __syncthreads();
 
   const float norm = pa_softmax_normaliser(&total);
@@ -562,7 +538,7 @@ __global__ void __launch_bounds__(kMergeThreads)
     float o = 0.0f;
     for (int s = 0; s < L.splits; ++s)
       if (factor[s] != 0.0f) o = fmaf(factor[s], L.part_o[(at0 + s * stride) * Dv + d], o);
-    store_elem(p.o.ptr, o_row + d, p.dtype, o * norm);
+    pa_store_f32(p.o.ptr, o_row + d, p.dtype, o * norm);
   }
   if (p.lse.buf && tid == 0)
     static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] =

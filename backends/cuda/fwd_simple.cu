@@ -15,6 +15,7 @@
 
 #include "convert.h"
 #include "kernels.h"
+#include "warp_reduce.cuh"
 #include "mask.h"
 #include "softmax.h"
 
@@ -42,32 +43,6 @@ size_t smem_bytes(const pa_problem *p) {
          ((size_t)kBlockQ * p->head_dim + (size_t)kBlockK * kv_stride(p->head_dim, p->head_dim_v));
 }
 
-__device__ inline float load_elem(const void *base, int64_t i, polyattn_dtype dtype) {
-  switch (dtype) {
-  case POLYATTN_DTYPE_F16: return pa_f16_to_f32(static_cast<const uint16_t *>(base)[i]);
-  case POLYATTN_DTYPE_BF16: return pa_bf16_to_f32(static_cast<const uint16_t *>(base)[i]);
-  default: return static_cast<const float *>(base)[i];
-  }
-}
-
-__device__ inline void store_elem(void *base, int64_t i, polyattn_dtype dtype, float x) {
-  switch (dtype) {
-  case POLYATTN_DTYPE_F16: static_cast<uint16_t *>(base)[i] = pa_f32_to_f16(x); break;
-  case POLYATTN_DTYPE_BF16: static_cast<uint16_t *>(base)[i] = pa_f32_to_bf16(x); break;
-  default: static_cast<float *>(base)[i] = x; break;
-  }
-}
-
-// Butterfly reductions: every lane ends with the same value (each step adds the
-// same two numbers on both sides), so the result does not depend on the lane.
-__device__ inline float warp_max(float x) {
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(kFullMask, x, o));
-  return x;
-}
-__device__ inline float warp_sum(float x) {
-  for (int o = kWarpSize / 2; o > 0; o >>= 1) x += __shfl_xor_sync(kFullMask, x, o);
-  return x;
-}
 
 // Whether the block mask keeps any (query block, key block) pair touching rows
 // [q0, q1) x keys [k0, k1): a tile with none is skipped whole.
@@ -101,7 +76,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int idx = threadIdx.x; idx < kBlockQ * D; idx += kThreads) {
     const int r = idx / D, d = idx % D;
     const int64_t i = q0 + r;
-    q_s[idx] = i < q1 ? load_elem(p.q.ptr, pa_view_row(&p.q, b, i, seq.q_start, h) + d, p.dtype)
+    q_s[idx] = i < q1 ? pa_load_f32(p.q.ptr, pa_view_row(&p.q, b, i, seq.q_start, h) + d, p.dtype)
                       : 0.0f;
   }
 
@@ -126,7 +101,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int idx = threadIdx.x; idx < kBlockK * D; idx += kThreads) {
       const int jj = idx / D, d = idx % D;
       kv_s[jj * ld + d] =
-          jj < nk ? load_elem(p.k.ptr, pa_view_row(&p.k, b, k0 + jj, seq.k_start, hkv) + d, p.dtype)
+          jj < nk ? pa_load_f32(p.k.ptr, pa_view_row(&p.k, b, k0 + jj, seq.k_start, hkv) + d, p.dtype)
                   : 0.0f;
     }
     __syncthreads();
@@ -152,10 +127,10 @@ __global__ void __launch_bounds__(kThreads)
                         pa_block_mask_keep(&p.block_mask, b, h, (int32_t)(i / p.block_q),
                                            (int32_t)(j / p.block_k));
       const float s = kept ? pa_score(dot[r], p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
-      const float alpha = pa_softmax_update_max(&row[r], warp_max(s));
+      const float alpha = pa_softmax_update_max(&row[r], pa_warp_max(s));
       prob[r] = kept ? expf(s - pa_softmax_ref(&row[r])) : 0.0f;
       pa_softmax_rescale(&row[r], alpha);
-      pa_softmax_accumulate(&row[r], warp_sum(prob[r]));
+      pa_softmax_accumulate(&row[r], pa_warp_sum(prob[r]));
 #pragma unroll
       for (int t = 0; t < kDvPerLane; ++t) acc[r][t] *= alpha;
     }
@@ -164,7 +139,7 @@ __global__ void __launch_bounds__(kThreads)
     for (int idx = threadIdx.x; idx < kBlockK * Dv; idx += kThreads) {
       const int jj = idx / Dv, d = idx % Dv;
       kv_s[jj * ld + d] =
-          jj < nk ? load_elem(p.v.ptr, pa_view_row(&p.v, b, k0 + jj, seq.k_start, hkv) + d, p.dtype)
+          jj < nk ? pa_load_f32(p.v.ptr, pa_view_row(&p.v, b, k0 + jj, seq.k_start, hkv) + d, p.dtype)
                   : 0.0f;
     }
     __syncthreads();
@@ -195,7 +170,7 @@ __global__ void __launch_bounds__(kThreads)
 #pragma unroll
     for (int t = 0; t < kDvPerLane; ++t) {
       const int d = lane + t * kWarpSize;
-      if (d < Dv) store_elem(p.o.ptr, o_row + d, p.dtype, acc[r][t] * norm);
+      if (d < Dv) pa_store_f32(p.o.ptr, o_row + d, p.dtype, acc[r][t] * norm);
     }
     if (p.lse.buf && lane == 0)
       static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] =
