@@ -4,6 +4,8 @@
 #ifndef PA_CUDA_BLOCK_CTX_CUH
 #define PA_CUDA_BLOCK_CTX_CUH
 
+#include <stdio.h>
+
 #include "mask.h"
 #include "problem.h"
 
@@ -67,6 +69,22 @@ __device__ __forceinline__ int pa_block_mask_next(const pa_problem &p, const pa_
   }
   *partial = false;
   return n_hi;
+}
+
+/* The support rules the tiled forward kernels (Ampere, Volta) share; each adds its
+ * own (dtype, arch, alignment, shared memory). Head dims need no check here: the
+ * validator already bounds them by POLYATTN_MAX_HEAD_DIM. */
+static inline int pa_tiled_forward_supports(const pa_problem *p, const char *kernel,
+                                            pa_error *err) {
+  const char *why = NULL;
+  if (p->pass != PA_PASS_FORWARD) why = "computes the forward pass only";
+  else if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    why = "supports dense and BLOCK sparsity only";
+  else if (p->heads_q > 65535 || p->batch > 65535)
+    why = "has a grid that takes at most 65535 heads and batch entries";
+  if (!why) return 1;
+  if (err) snprintf(err->msg, sizeof err->msg, "the %s kernel %s", kernel, why);
+  return 0;
 }
 
 #endif

@@ -449,19 +449,12 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
     if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
     return 0;                                                 \
   } while (0)
-  if (p->pass != PA_PASS_FORWARD) PA_NO("the Ampere kernel computes the forward pass only");
+  if (!pa_tiled_forward_supports(p, "Ampere", err)) return 0;
   if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
     PA_NO("the Ampere kernel takes fp16 or bf16 inputs only");
   if (dev->cc_major < 8)
     PA_NO("the Ampere kernel needs compute capability 8.0 or newer (device is %d.%d)",
           dev->cc_major, dev->cc_minor);
-  if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
-    PA_NO("the Ampere kernel supports dense and BLOCK sparsity only");
-  if (p->head_dim < 1 || p->head_dim > 256 || p->head_dim_v < 1 || p->head_dim_v > 256)
-    PA_NO("the Ampere kernel supports head dims up to 256 (head_dim %d, head_dim_v %d)",
-          p->head_dim, p->head_dim_v);
-  if (p->heads_q > 65535 || p->batch > 65535)
-    PA_NO("the Ampere kernel's grid takes at most 65535 heads and batch entries");
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);

@@ -304,7 +304,7 @@ int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_er
     if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
     return 0;                                                  \
   } while (0)
-  if (p->pass != PA_PASS_FORWARD) PA_NO("the Volta kernel computes the forward pass only");
+  if (!pa_tiled_forward_supports(p, "Volta", err)) return 0;
   if (p->dtype == POLYATTN_DTYPE_BF16)
     PA_NO("the Volta kernel takes fp16 only: mma.m8n8k4 has no bf16 form (bf16 tensor cores "
           "need sm_80, the Ampere kernel)");
@@ -313,13 +313,6 @@ int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_er
   if (dev->cc_major < 7)
     PA_NO("the Volta kernel needs compute capability 7.0 or newer (device is %d.%d)",
           dev->cc_major, dev->cc_minor);
-  if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
-    PA_NO("the Volta kernel supports dense and BLOCK sparsity only");
-  if (p->head_dim < 1 || p->head_dim > 256 || p->head_dim_v < 1 || p->head_dim_v > 256)
-    PA_NO("the Volta kernel supports head dims up to 256 (head_dim %d, head_dim_v %d)",
-          p->head_dim, p->head_dim_v);
-  if (p->heads_q > 65535 || p->batch > 65535)
-    PA_NO("the Volta kernel's grid takes at most 65535 heads and batch entries");
   const int smem = pa_volta_smem_bytes(pa_volta_bucket(p));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Volta kernel needs %d bytes of shared memory for head dim %d; the device "
