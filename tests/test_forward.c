@@ -114,6 +114,9 @@ static const th_case cases[] = {
     /* ---- decode: Sq <= 16 against long K, many query heads per kv head (split-KV) */
     {.name = "decode_varlen_seqused_gqa", .dtypes = TH_BF16 | TH_F32, .batch = 4, .heads_q = 8, .heads_kv = 2, .head_dim = 128, .varlen = 1, .seqlens_q = {1, 1, 0, 1}, .seqlens_k = {4096, 700, 64, 2500}, .seqused = 1, .seqused_k = {4000, 700, 0, 0}},
     {.name = "decode_sq4_sk4096_gqa8_causal_alibi_softcap", .dtypes = TH_F16 | TH_F32, .batch = 2, .heads_q = 16, .heads_kv = 2, .seq_q = 4, .seq_k = 4096, .head_dim = 64, .causal = 1, .scale = 0.5f, .softcap = 5.0f, .alibi = TH_ALIBI_BATCH_HEADS},
+    /* the tensor-core decode path's shapes: <= 16 rows per kv head, aligned rows */
+    {.name = "decode_sq2_sk1500_gqa4_causal_alibi_softcap", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 8, .heads_kv = 2, .seq_q = 2, .seq_k = 1500, .head_dim = 128, .causal = 1, .scale = 0.3f, .softcap = 8.0f, .alibi = TH_ALIBI_BATCH_HEADS},
+    {.name = "decode_s1_sk3000_g16_block_window_d96", .dtypes = TH_BF16 | TH_F16, .heads_q = 16, .heads_kv = 1, .seq_q = 1, .seq_k = 3000, .head_dim = 96, .head_dim_v = 64, .window = 1, .window_left = 1000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.4},
     {.name = "decode_sq2_sk3000_block_window_strided_odd", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 1, .seq_q = 2, .seq_k = 3000, .head_dim = 72, .head_dim_v = 40, .window = 1, .window_left = 2000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.3, .layout = TH_STRIDED_ODD},
 
     /* ---- empty keys, fully masked rows */
@@ -154,7 +157,7 @@ ParameterizedTest(th_param *p, forward, sweep, .timeout = 300) { th_forward_test
 static const th_case det_cases[] = {
     {.name = "det_prefill", .dtypes = TH_BF16, .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 512, .seq_k = 512, .head_dim = 128, .causal = 1, .alibi = TH_ALIBI_HEADS},
     /* decode: few (batch, head, row) tasks, so a backend splits the keys */
-    {.name = "det_decode_split", .dtypes = TH_F32, .batch = 1, .heads_q = 8, .heads_kv = 1, .seq_q = 1, .seq_k = 4096, .head_dim = 128},
+    {.name = "det_decode_split", .dtypes = TH_F32 | TH_BF16, .batch = 1, .heads_q = 8, .heads_kv = 1, .seq_q = 1, .seq_k = 4096, .head_dim = 128},
 };
 
 ParameterizedTestParameters(forward, deterministic) {

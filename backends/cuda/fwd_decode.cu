@@ -25,8 +25,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include <atomic>
 
+#include "ampere_mma.cuh"
+#include "ampere_softmax.cuh"
 #include "convert.h"
 #include "kernels.h"
 #include "warp_reduce.cuh"
@@ -87,11 +91,15 @@ struct decode_plan {
   int64_t rows_total;  /* query rows in the workspace: total_q (varlen) or B * Sq */
   size_t smem, workspace;
   int aligned;         /* K and V rows allow 16-byte copies */
+  int mma;             /* the tensor-core split kernel (decode_mma.cuh), else fp32 */
+  int warps;           /* mma: warps per block, each its own split */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
 };
 
 int bucket_of(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
+#include "decode_mma.cuh"
 
 /* Shared memory of the split kernel, by region (bytes). */
 __host__ __device__ inline size_t stage_bytes(const decode_plan &L) { return (size_t)kStages * 2 * L.tile_keys * L.row_bytes; }
@@ -105,10 +113,21 @@ int rows_aligned(const pa_view &v, int dim, int esize) {
          (v.stride_s * esize) % 16 == 0 && (v.stride_h * esize) % 16 == 0 && dim % 8 == 0;
 }
 
-/* The split rule. Tasks are (batch, kv head) pairs; the device holds `slots` blocks
- * at once (kMinBlocksPerSm by registers, fewer if shared memory says so). A split
- * count s costs ceil(tasks * s / slots) waves of ceil(tiles / s) + overhead tiles;
- * the cheapest s wins (the smaller on ties), with every split >= kMinSplitKeys.
+/* Whether the tensor-core split kernel can serve the problem with plan L (bucket,
+ * esize and alignment filled): 16-bit storage, 16-byte rows (Q too), at most 16
+ * query rows per kv head, head dims up to 128 (the O accumulator lives in
+ * registers), sm_80+, and one warp's ring fits in shared memory. */
+int mma_possible(const pa_problem *p, const pa_cuda_device *dev, const decode_plan &L) {
+  return (p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && L.aligned &&
+         rows_aligned(p->q, p->head_dim, L.esize) && L.max_rows <= kMmaRows && L.bucket <= 128 &&
+         dev->cc_major >= 8 && mma_q_bytes(L.bucket) + mma_ring_bytes(L.bucket) <= dev->smem_optin;
+}
+
+/* The split rule. Tasks are (batch, kv head) pairs; a block serves `unit` splits (1
+ * for the fp32 kernel, L.warps for the tensor-core one) and the device holds `slots`
+ * blocks at once (by registers and shared memory). A split count s costs
+ * ceil(tasks * s / unit / slots) waves of ceil(tiles / s) + overhead tiles; the
+ * cheapest s wins (the smaller on ties), with every split >= kMinSplitKeys.
  * pa_plan_tiles() is not used: its rule counts one task per query head and stops
  * at one block per SM, which suits compute-bound tiles, not a memory-bound block
  * serving a whole GQA group that needs several resident blocks per SM. */
@@ -117,37 +136,58 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const int dmax = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
   L.bucket = bucket_of(dmax);
   L.esize = p->dtype == POLYATTN_DTYPE_F32 ? 4 : 2;
-  L.tile_keys = kTileBytes / (L.bucket * L.esize);
-  L.row_bytes = L.bucket * L.esize + kRowPad;
   L.max_rows = (p->heads_q / (p->heads_kv > 0 ? p->heads_kv : 1)) * p->seqlen_q;
   L.rows_total = p->varlen ? p->total_q : (int64_t)p->batch * p->seqlen_q;
-  L.smem = smem_bytes(L);
   L.aligned = rows_aligned(p->k, p->head_dim, L.esize) && rows_aligned(p->v, p->head_dim_v, L.esize);
+
+  /* POLYATTN_CUDA_DECODE_PATH=scalar keeps the fp32 kernel (tests and tuning). */
+  const char *path = getenv("POLYATTN_CUDA_DECODE_PATH");
+  L.mma = !(path && !strcmp(path, "scalar")) && mma_possible(p, dev, L);
+  int unit = 1, per_sm;
+  if (L.mma) {
+    L.tile_keys = kMmaKeys;
+    L.row_bytes = mma_pitch(L.bucket);
+    const size_t ring = mma_ring_bytes(L.bucket), q = mma_q_bytes(L.bucket);
+    L.warps = (int)((dev->smem_optin - q) / ring);
+    L.warps = L.warps > kMmaWarpsMax ? kMmaWarpsMax : L.warps;
+    L.smem = q + (size_t)L.warps * ring;
+    unit = L.warps;
+    per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
+    per_sm = per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm;
+  } else {
+    L.tile_keys = kTileBytes / (L.bucket * L.esize);
+    L.row_bytes = L.bucket * L.esize + kRowPad;
+    L.warps = 0;
+    L.smem = smem_bytes(L);
+    per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
+    per_sm = per_sm < 1 ? 1 : per_sm > kMinBlocksPerSm ? kMinBlocksPerSm : per_sm;
+  }
 
   const int64_t sk = p->seqlen_k > 0 ? p->seqlen_k : 1;
   const int64_t tasks = (int64_t)p->batch * p->heads_kv > 0 ? (int64_t)p->batch * p->heads_kv : 1;
-  int per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
-  per_sm = per_sm < 1 ? 1 : per_sm > kMinBlocksPerSm ? kMinBlocksPerSm : per_sm;
   const int64_t slots = (int64_t)(dev->sm_count > 0 ? dev->sm_count : 1) * per_sm;
   int64_t most = sk / kMinSplitKeys;
-  most = most < 1 ? 1 : most > kMaxSplits ? kMaxSplits : most;
-  int64_t best_s = 1, best_cost = -1;
-  for (int64_t s = 1; s <= most; ++s) {
+  most = most < unit ? unit : most > kMaxSplits ? kMaxSplits : most;
+  most = most / unit * unit;
+  int64_t best_s = unit, best_cost = -1;
+  for (int64_t s = unit; s <= most; s += unit) {
     const int64_t keys = (sk + s - 1) / s;
     const int64_t tiles = (keys + L.tile_keys - 1) / L.tile_keys;
-    const int64_t cost = ((tasks * s + slots - 1) / slots) * (tiles + kSplitOverheadTiles);
+    const int64_t cost = ((tasks * (s / unit) + slots - 1) / slots) * (tiles + kSplitOverheadTiles);
     if (best_cost < 0 || cost < best_cost) best_cost = cost, best_s = s;
   }
   /* Tuning aid (bench/gpu/decode.sh tune): POLYATTN_CUDA_DECODE_SPLITS=n fixes the
-   * count, clamped to [1, most]. Plan and forward read it alike. */
+   * count, rounded up to whole blocks and clamped to [unit, most]. Plan and forward
+   * read it alike. */
   if (const char *env = getenv("POLYATTN_CUDA_DECODE_SPLITS")) {
     const long n = strtol(env, nullptr, 10);
-    if (n > 0) best_s = n < most ? n : most;
+    if (n > 0) best_s = (n + unit - 1) / unit * unit < most ? (n + unit - 1) / unit * unit : most;
   }
-  /* Whole tiles per split; the last split takes the rest. */
+  /* Whole tiles per split; the last split takes the rest, and splits past the keys
+   * (to fill the last block) write empty partials. */
   const int64_t keys = ((sk + best_s - 1) / best_s + L.tile_keys - 1) / L.tile_keys * L.tile_keys;
   L.split_keys = (int)keys;
-  L.splits = (int)((sk + keys - 1) / keys);
+  L.splits = (int)(((sk + keys - 1) / keys + unit - 1) / unit * unit);
   L.workspace = (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
                 ((size_t)p->head_dim_v + 2) * sizeof(float);
   return L;
@@ -435,6 +475,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       }
       pa_softmax_rescale(&row, alpha);
       pa_softmax_accumulate(&row, pa_warp_sum(sum));
+      __syncwarp(); /* every lane has read m_s[r], l_s[r] (racecheck: shuffles do not order smem) */
       if (lane == 0) m_s[r] = row.m, l_s[r] = row.l, alpha_s[r] = alpha;
     }
     __syncthreads();
@@ -587,6 +628,27 @@ cudaError_t launch_split(const pa_problem *p, const decode_plan &L, cudaStream_t
   return cudaGetLastError();
 }
 
+/* The tensor-core split kernel: L.warps warps per block, each one split. Its shared
+ * memory depends on the bucket and the device only, so one opt-in per (kernel,
+ * device) serves every call. */
+template <typename T, int DB>
+cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
+  static std::atomic<unsigned long long> opted(0);
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = device < 64 ? 1ull << device : 0;
+  if (L.smem > kDefaultSmem && (!bit || !(opted.load(std::memory_order_acquire) & bit))) {
+    e = cudaFuncSetAttribute(decode_mma_kernel<T, DB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)L.smem);
+    if (e != cudaSuccess) return e;
+    opted.fetch_or(bit, std::memory_order_acq_rel);
+  }
+  const dim3 grid((unsigned)(L.splits / L.warps), (unsigned)p->heads_kv, (unsigned)p->batch);
+  decode_mma_kernel<T, DB><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
+  return cudaGetLastError();
+}
+
 } /* namespace */
 
 int pa_cuda_decode_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
@@ -615,6 +677,12 @@ int pa_cuda_decode_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (p->heads_q > 65535 || p->batch > 65535)
     PA_NO("the decode kernel's grid takes at most 65535 heads and batch entries");
   const decode_plan L = make_plan(p, dev);
+  const char *path = getenv("POLYATTN_CUDA_DECODE_PATH");
+  if (path && !strcmp(path, "mma") && !L.mma)
+    PA_NO("POLYATTN_CUDA_DECODE_PATH=mma: the tensor-core decode kernel needs f16/bf16 on "
+          "sm_80+, 16-byte aligned rows, head dims <= 128 and <= %d query rows per kv head",
+          kMmaRows);
+  if (L.mma) return 1; /* the checks below are the fp32 kernel's */
   if (L.max_rows > rows_limit(L.bucket))
     PA_NO("the decode kernel serves at most %d query rows per kv head at head dim %d; "
           "(Hq / Hkv) x Sq = %d",
@@ -642,10 +710,17 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
   L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
   L.part_l = L.part_m + n_part;
   cudaError_t e;
-  switch (L.bucket) {
-  case 64: e = launch_split<64>(p, L, stream); break;
-  case 128: e = launch_split<128>(p, L, stream); break;
-  default: e = launch_split<256>(p, L, stream); break;
+  if (L.mma && p->dtype == POLYATTN_DTYPE_BF16) {
+    e = L.bucket == 64 ? launch_mma<__nv_bfloat16, 64>(p, L, stream)
+                       : launch_mma<__nv_bfloat16, 128>(p, L, stream);
+  } else if (L.mma) {
+    e = L.bucket == 64 ? launch_mma<__half, 64>(p, L, stream) : launch_mma<__half, 128>(p, L, stream);
+  } else {
+    switch (L.bucket) {
+    case 64: e = launch_split<64>(p, L, stream); break;
+    case 128: e = launch_split<128>(p, L, stream); break;
+    default: e = launch_split<256>(p, L, stream); break;
+    }
   }
   if (e != cudaSuccess) return e;
   const dim3 grid((unsigned)p->seqlen_q, (unsigned)p->heads_q, (unsigned)p->batch);

@@ -8,12 +8,15 @@
 #
 # Steps (each has its own log; a failing step does not stop the others):
 #   sweep      the forward sweep's decode-shaped cases with POLYATTN_CUDA_KERNEL=decode
-#              (cases the kernel does not take are SKIPPED, not failed), and the
-#              20-run bit-identity test of det_decode_split
+#              (cases the kernel does not take are SKIPPED, not failed), then again
+#              with each split kernel forced (POLYATTN_CUDA_DECODE_PATH=scalar|mma),
+#              and the 20-run bit-identity test of det_decode_split on both
+#   racecheck  compute-sanitizer racecheck on two cases of the default choice
 #   memcheck   compute-sanitizer memcheck on two small decode cases and one
 #              polyattn run (skipped, loudly, when compute-sanitizer is absent)
 #   perf       polyattn run --backend cuda --repeat 50, bf16, B=8, Hq=32, Hkv=8,
-#              D=128, Sq=1, Sk = 4096, 32768, 131072 (the kernel the library picks);
+#              D=128, Sq=1, Sk = 4096, 32768, 131072 (the kernel the library picks,
+#              then the fp32 split kernel forced);
 #              achieved bandwidth = K+V bytes (2*B*Sk*Hkv*D*2) / median time.
 #              Issue 3's target: >= 80% of the 4.2 TB/s copy bandwidth = 3.36 TB/s.
 #              The time is host-measured around one synchronised call (launches
@@ -85,13 +88,23 @@ fi
 
 # The sweep's cases with Sq <= 16 (substring match: "decode" alone names eight).
 DECODE_CASES=decode,d32_s1,s1_sk1000,d256_s3_256,d40_sq3_sk256,seqlen_k_0_causal_nolse
+# Three runs: the kernel's own choice (tensor cores where they can serve the case),
+# each path forced (POLYATTN_CUDA_DECODE_PATH; cases mma cannot take are SKIPPED).
 step sweep 150 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=decode \
   POLYATTN_TEST_CASES=$DECODE_CASES test_forward --verbose --filter 'forward/sweep' --jobs 8
-step deterministic 60 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=decode \
-  POLYATTN_TEST_CASES=det_decode_split test_forward --verbose --filter 'forward/deterministic'
+for path in scalar mma; do
+  step sweep-$path 150 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=decode \
+    POLYATTN_CUDA_DECODE_PATH=$path POLYATTN_TEST_CASES=$DECODE_CASES test_forward --verbose \
+    --filter 'forward/sweep' --jobs 8
+  step deterministic-$path 60 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=decode \
+    POLYATTN_CUDA_DECODE_PATH=$path POLYATTN_TEST_CASES=det_decode_split test_forward --verbose \
+    --filter 'forward/deterministic'
+done
 # how many ran and how many the kernel declined (the latter must be the non-decode ones)
-grep -hE "^\[====\]|SKIPPED" "$LOG/sweep.log" | sort | uniq -c | sort -rn | head -n 12 \
-  >"$LOG/sweep-skips.txt"
+for f in sweep sweep-scalar sweep-mma; do
+  grep -hE "^\[====\]|SKIPPED" "$LOG/$f.log" | sort | uniq -c | sort -rn | head -n 12 \
+    >"$LOG/$f-skips.txt"
+done
 
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
       /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1 || true)
@@ -100,8 +113,12 @@ if [ -z "$SAN" ]; then
 else
   SANOPTS=(--tool memcheck --target-processes all --error-exitcode 99 --print-limit 20)
   step memcheck-sweep 90 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=decode \
-    POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk3000_block \
+    POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk3000_block,decode_sq2_sk1500,decode_s1_sk3000_g16 \
     "$SAN" "${SANOPTS[@]}" test_forward --filter 'forward/sweep' --jobs 4
+  step racecheck-sweep 120 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=decode \
+    POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk1500 \
+    "$SAN" --tool racecheck --target-processes all --error-exitcode 99 --print-limit 20 \
+    test_forward --filter 'forward/sweep' --jobs 4
   step memcheck-run 60 env POLYATTN_CUDA_KERNEL=decode "$SAN" "${SANOPTS[@]}" \
     polyattn run --backend cuda --repeat 1 --dtype bf16 --batch 2 --heads 8 --kv-heads 2 \
     --dim 128 --seq-q 1 --seq-k 3000
@@ -112,6 +129,9 @@ for N in 4096 32768 131072; do
   step "perf-sk$N" 120 polyattn run --backend cuda --repeat 50 --dtype bf16 --batch $B \
     --heads $HQ --kv-heads $HKV --dim $D --seq-q 1 --seq-k $N
   perf_row $N "perf-sk$N" | tee -a "$LOG/perf.txt"
+  step "perf-scalar-sk$N" 120 env POLYATTN_CUDA_DECODE_PATH=scalar polyattn run --backend cuda \
+    --repeat 50 --dtype bf16 --batch $B --heads $HQ --kv-heads $HKV --dim $D --seq-q 1 --seq-k $N
+  perf_row $N "perf-scalar-sk$N" | tee -a "$LOG/perf.txt"
 done
 
 echo

@@ -1,0 +1,265 @@
+/* The tensor-core split kernel of the decode forward (included by fwd_decode.cu,
+ * inside its namespace: it uses decode_plan, kWarpSize, kRowPad).
+ *
+ * Why: the fp32 split kernel spends per key tile three block barriers and ~8 shared
+ * loads per FMA on the scores; at 64 keys per tile it measured 29% of the H200's
+ * copy bandwidth. Here every warp is a split of its own: it streams its own run of
+ * keys through its own cp.async ring (kMmaStages tiles of kMmaKeys keys, K and V),
+ * with no block barrier after Q is staged, and does both products on the tensor
+ * cores with the R <= 16 query rows of a GQA group as the M = 16 rows of
+ * mma.m16n8k16 (rows past R are zero and never written):
+ *   S [16 x 32 keys]  = Q [16 x D] . K^T      Q as A fragments held for the whole loop,
+ *                                             K rows by ldmatrix (B = K^T, "col")
+ *   softmax           the fragment steps of ampere_softmax.cuh (common/softmax.h)
+ *   O [16 x Dv]      += P [16 x 32] . V       P re-packed from S's accumulators as A,
+ *                                             V rows by ldmatrix.trans
+ * Each warp writes its partial (O unnormalised, m in natural-log units, l) as split
+ * number blockIdx.x * L.warps + warp; decode_merge_kernel combines them as before.
+ *
+ * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
+ * Masks: a tile inside every row's key range with no block mask takes the fast path
+ * (raw dot products, scale folded into exp2); any other tile, and every tile with a
+ * softcap, ALiBi or a non-positive scale, is scored element by element with
+ * pa_mask_keep / pa_block_mask_keep / pa_score. */
+#ifndef PA_CUDA_DECODE_MMA_CUH
+#define PA_CUDA_DECODE_MMA_CUH
+
+#include "ampere_mma.cuh"
+#include "ampere_softmax.cuh"
+
+constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
+constexpr int kMmaKeys = 32;    /* keys per warp tile */
+constexpr int kMmaStages = 3;   /* tiles in flight per warp (the one computed included) */
+constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block */
+
+/* Bytes of one smem row (K, V or Q) of head-dim bucket db: 16 bytes of padding shift
+ * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
+__host__ __device__ constexpr int mma_pitch(int db) { return db * 2 + kRowPad; }
+/* One warp's ring, and the staged Q. */
+__host__ __device__ constexpr size_t mma_ring_bytes(int db) {
+  return (size_t)kMmaStages * 2 * kMmaKeys * mma_pitch(db);
+}
+__host__ __device__ constexpr size_t mma_q_bytes(int db) { return (size_t)kMmaRows * mma_pitch(db); }
+
+template <typename T, int DB>
+__global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
+    decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
+#if PA_AMPERE_ARCH_OK
+  constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
+  constexpr int NT = kMmaKeys / 8;  /* score n-tiles */
+  constexpr int DT = DB / 8;        /* output n-tiles */
+  constexpr int kPitch = mma_pitch(DB);
+  constexpr int kChunks = DB / 8;   /* 16-byte chunks per row */
+  extern __shared__ __align__(16) char smem[];
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  const int g = lane >> 2, t = lane & 3;
+  const int b = blockIdx.z, hkv = blockIdx.y;
+  const int G = p.heads_q / p.heads_kv, D = p.head_dim, Dv = p.head_dim_v;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  if (seq.len_q <= 0) return; /* no row to write */
+  const int R = G * seq.len_q;
+  const pa_mask mask = pa_problem_mask(&p, &seq);
+
+  /* Q rows -> smem (zero past R and past D) -> A fragments, the block's one barrier. */
+  char *q_s = smem;
+  for (int idx = threadIdx.x; idx < kMmaRows * kChunks; idx += blockDim.x) {
+    const int r = idx / kChunks, ch = idx - r * kChunks;
+    uint4 v = make_uint4(0u, 0u, 0u, 0u);
+    if (r < R && ch * 8 < D) {
+      const int i = r / G, h = hkv * G + r % G;
+      v = *reinterpret_cast<const uint4 *>(static_cast<const T *>(p.q.ptr) +
+                                           pa_view_row(&p.q, b, i, seq.q_start, h) + ch * 8);
+    }
+    *reinterpret_cast<uint4 *>(q_s + r * kPitch + ch * 16) = v;
+  }
+  __syncthreads();
+  uint32_t qa[KT][4];
+#pragma unroll
+  for (int ks = 0; ks < KT; ++ks) /* matrices: rows 0-7 / 8-15 x cols 0-7 / 8-15 */
+    pa_ldmatrix_x4(qa[ks], pa_smem_addr(q_s + ((lane & 7) + ((lane >> 3) & 1) * 8) * kPitch +
+                                        ks * 32 + (lane >> 4) * 16));
+
+  /* This warp's keys: [k_begin, k_end) of the rows' union range and its split. */
+  const int split = blockIdx.x * L.warps + warp;
+  int64_t lo_any, hi_any, lo_all, hi_all, unused;
+  pa_mask_rows_range(&mask, 0, seq.len_q, &lo_any, &hi_any);
+  pa_mask_row_range(&mask, seq.len_q - 1, &lo_all, &unused); /* keys every row keeps: */
+  pa_mask_row_range(&mask, 0, &unused, &hi_all);              /* [lo_all, hi_all) */
+  const int64_t s0 = (int64_t)split * L.split_keys;
+  const int64_t k_begin = lo_any > s0 ? lo_any : s0;
+  const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
+  const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kMmaKeys - 1) / kMmaKeys) : 0;
+
+  char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
+  auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kMmaKeys * kPitch; };
+  auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kMmaKeys * kPitch; };
+
+  /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
+   * are zero-filled without a global read, so no NaN of stale smem meets a p = 0. */
+  auto load_tile = [&](int n, int slot) {
+    const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
+    const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
+    const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
+    const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
+    const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
+    const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
+#pragma unroll 4
+    for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
+      const int j = idx / kChunks, ch = idx - j * kChunks;
+      const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
+      pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
+      pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+    }
+  };
+
+  /* Block masks: the first tile >= n that some (row, key) pair may keep. */
+  auto next_kept = [&](int n) {
+    if (!p.block_mask.buf) return n;
+    const int nqb = (seq.len_q - 1) / p.block_q + 1;
+    for (; n < tiles; ++n) {
+      const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
+      const int64_t k1 = k0 + kMmaKeys < k_end ? k0 + kMmaKeys : k_end;
+      const int kb0 = (int)(k0 / p.block_k), nkb = (int)((k1 - 1) / p.block_k) - kb0 + 1;
+      int any = 0;
+      for (int x = lane; x < G * nqb * nkb; x += kWarpSize) {
+        const int gg = x / (nqb * nkb), qb = x / nkb % nqb, kb = kb0 + x % nkb;
+        any |= pa_block_mask_keep(&p.block_mask, b, hkv * G + gg, qb, kb);
+      }
+      if (__any_sync(0xffffffffu, any)) return n;
+    }
+    return n;
+  };
+
+  /* The two rows this thread holds (g, g + 8). */
+  int row_i[2], row_h[2];
+  float slope[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const int r = g + 8 * rr;
+    row_i[rr] = r < R ? r / G : -1;
+    row_h[rr] = hkv * G + (r < R ? r % G : 0);
+    slope[rr] = pa_problem_alibi_slope(&p, b, row_h[rr]);
+  }
+  const bool fast = p.softcap == 0.0f && !p.alibi.buf && p.scale > 0.0f;
+  const float xscale = fast ? p.scale * PA_LOG2E : 1.0f;
+
+  float o[DT][4];
+#pragma unroll
+  for (int n = 0; n < DT; ++n) o[n][0] = o[n][1] = o[n][2] = o[n][3] = 0.0f;
+  pa_softmax_row row[2];
+  row[0].m = row[1].m = -INFINITY;
+  row[0].l = row[1].l = 0.0f;
+
+  /* The ring: the tile computed in iteration `it` sits in slot it % kMmaStages. */
+  int load_n = next_kept(0), comp_n = load_n;
+#pragma unroll
+  for (int s = 0; s < kMmaStages - 1; ++s) {
+    if (load_n < tiles) {
+      load_tile(load_n, s);
+      load_n = next_kept(load_n + 1);
+    }
+    pa_cp_async_commit();
+  }
+
+  for (int it = 0; comp_n < tiles; ++it) {
+    if (load_n < tiles) { /* into the slot computed last iteration */
+      load_tile(load_n, (it + kMmaStages - 1) % kMmaStages);
+      load_n = next_kept(load_n + 1);
+    }
+    pa_cp_async_commit();
+    pa_cp_async_wait<kMmaStages - 1>();
+    __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
+
+    const int slot = it % kMmaStages;
+    const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
+    const char *kt = k_tile(slot), *vt = v_tile(slot);
+
+    /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */
+    float s[NT][4];
+#pragma unroll
+    for (int n = 0; n < NT; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < KT; ++ks) {
+      if (ks * 16 >= D) break;
+#pragma unroll
+      for (int np = 0; np < NT / 2; ++np) {
+        uint32_t kb[4];
+        pa_ldmatrix_x4(kb, pa_smem_addr(kt + (np * 16 + (lane & 7) + ((lane >> 4) & 1) * 8) * kPitch +
+                                        ks * 32 + ((lane >> 3) & 1) * 16));
+        pa_mma_16816<T>(s[2 * np], qa[ks], kb[0], kb[1]);
+        pa_mma_16816<T>(s[2 * np + 1], qa[ks], kb[2], kb[3]);
+      }
+    }
+
+    /* Scores: raw on the fast path inside every row's range, else element-wise. */
+    const bool whole = fast && !p.block_mask.buf && k0 >= lo_all && k0 + kMmaKeys <= hi_all &&
+                       k0 + kMmaKeys <= k_end;
+    if (!whole) {
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int rr = e >> 1, i = row_i[rr];
+          const int64_t j = k0 + n * 8 + 2 * t + (e & 1);
+          const bool kept = i >= 0 && j < k_end && pa_mask_keep(&mask, i, j) &&
+                            pa_block_mask_keep(&p.block_mask, b, row_h[rr], i / p.block_q,
+                                               (int32_t)(j / p.block_k));
+          s[n][e] = !kept ? -INFINITY
+                    : fast ? s[n][e]
+                           : pa_score(s[n][e], p.scale, p.softcap, slope[rr], &mask, i, j) * PA_LOG2E;
+        }
+    }
+
+    float alpha[2];
+    pa_frag_softmax_update_max<NT>(row, s, xscale, alpha);
+    pa_frag_softmax_rescale<DT>(row, alpha, o);
+    pa_frag_softmax_accumulate<NT>(row, s, xscale);
+
+    /* O += P . V; P's A fragment for keys 16kk..16kk+15 is n-tiles 2kk, 2kk + 1 of S.
+     * x4.trans matrices: keys 0-7 / 8-15 x value columns 0-7 / 8-15 of a 16-column pair. */
+#pragma unroll
+    for (int kk = 0; kk < NT / 2; ++kk) {
+      const uint32_t pa[4] = {pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]),
+                              pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]),
+                              pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]),
+                              pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < DT / 2; ++dp) {
+        if (dp * 16 >= Dv) break;
+        uint32_t vb[4];
+        pa_ldmatrix_x4_trans(vb, pa_smem_addr(vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kPitch +
+                                              dp * 32 + (lane >> 4) * 16));
+        pa_mma_16816<T>(o[2 * dp], pa, vb[0], vb[1]);
+        pa_mma_16816<T>(o[2 * dp + 1], pa, vb[2], vb[3]);
+      }
+    }
+    __syncwarp(); /* the slot is read: the next iteration may refill it */
+    comp_n = next_kept(comp_n + 1);
+  }
+  pa_cp_async_wait<0>();
+
+  /* The partial of this warp's split: O unnormalised, m in natural-log units, l. */
+  const int64_t row0 = p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) {
+    const float l = pa_quad_sum(row[rr].l);
+    const int i = row_i[rr];
+    if (i < 0) continue;
+    const int64_t at = ((int64_t)split * L.rows_total + row0 + i) * p.heads_q + row_h[rr];
+    float *dst = L.part_o + at * Dv;
+#pragma unroll
+    for (int n = 0; n < DT; ++n) {
+      const int d = n * 8 + 2 * t;
+      if (d < Dv) *reinterpret_cast<float2 *>(dst + d) = make_float2(o[n][2 * rr], o[n][2 * rr + 1]);
+    }
+    if (t == 0) {
+      L.part_m[at] = row[rr].m == -INFINITY ? -INFINITY : row[rr].m * xscale * PA_LN2;
+      L.part_l[at] = l;
+    }
+  }
+#else
+  __trap(); /* pa_cuda_decode_supports() never plans this path below sm_80 */
+#endif
+}
+
+#endif
