@@ -32,13 +32,19 @@ enum pa_ampere_variant {
   PA_VARIANT_BASE = 0, /* "base": the rows above (8 warps x 16 rows, 1 block/SM) */
   PA_VARIANT_M2 = 1,   /* "m2": 32 query rows (two mma M tiles) per warp, 4 warps, 2 blocks/SM */
   PA_VARIANT_M2J = 2,  /* "m2j": as m2, one barrier per key tile (K and V waited together) */
-  PA_VARIANT_COUNT = 3
+  PA_VARIANT_M2K64 = 3, /* "m2k64": as m2 at hd128 with 64-key tiles (FlashAttention-2's shape) */
+  PA_VARIANT_M2K64J = 4, /* "m2k64j": m2k64 with m2j's one barrier per tile */
+  PA_VARIANT_M2K128 = 5, /* "m2k128": as m2 at hd64 with 128-key tiles (FlashAttention-2's shape) */
+  PA_VARIANT_AUTO = 6,   /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 7
 };
 
-/* The default: m2j (hd64; hd128 runs m2's row). Measured on the H200 2026-11-30
- * (bench/RESULTS.md, bench/gpu/ampere_variants.sh): bf16 hd128 S=8192 221 -> 251
- * TFLOP/s, hd64 S=4096 191 -> 234 against base; m2 and m2j tie at hd128. */
-enum { PA_VARIANT_DEFAULT = PA_VARIANT_M2J };
+/* The default is "auto": per head-dim bucket the variant measured fastest on the H200
+ * (bench/RESULTS.md, bench/gpu/ampere_variants.sh, bf16): hd64 m2k128 without a
+ * causal/window mask (S=4096: base 191, m2j 235, m2k128 258 TFLOP/s) and m2j with one
+ * (causal: m2j 180, m2k128 150); hd128 m2k64 (S=8192: base 221, m2 251, m2k64 290);
+ * the other buckets run base. pa_auto_variant() in fwd_ampere.cu holds the mapping. */
+enum { PA_VARIANT_DEFAULT = PA_VARIANT_AUTO };
 
 /* K/V pipeline schedule per key tile. */
 enum pa_kv_sync {
@@ -77,6 +83,9 @@ PA_TUNE(256,  PA_VARIANT_BASE,   4,     1,       32,      0,         1,         
 PA_TUNE(64,   PA_VARIANT_M2,     4,     2,       64,      1,         2,          PA_KV_SPLIT);
 PA_TUNE(128,  PA_VARIANT_M2,     4,     2,       32,      0,         2,          PA_KV_SPLIT);
 PA_TUNE(64,   PA_VARIANT_M2J,    4,     2,       64,      0,         2,          PA_KV_JOINT);
+PA_TUNE(128,  PA_VARIANT_M2K64,  4,     2,       64,      0,         2,          PA_KV_SPLIT);
+PA_TUNE(128,  PA_VARIANT_M2K64J, 4,     2,       64,      0,         2,          PA_KV_JOINT);
+PA_TUNE(64,   PA_VARIANT_M2K128, 4,     2,       128,     0,         2,          PA_KV_SPLIT);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */

@@ -75,20 +75,33 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
         s[n][e] = pa_score(s[n][e], p.scale, p.softcap, slope, &c.mask, row[e >> 1], j) * PA_LOG2E;
       }
   }
-  if (range || block) {
+  /* Two separate passes, each entered on a tile-uniform flag: the range test is a
+   * select per element with no branch. (One loop with the block-mask lookup inside
+   * compiled to a convergence barrier per element: under a causal mask those BSYNCs
+   * took 30% of the kernel's stall samples on the H200, bench/RESULTS.md.) */
+  if (range) {
 #pragma unroll
     for (int n = 0; n < NTILES; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int r = e >> 1;
-        const int j = k0 + n * 8 + 2 * t + (e & 1);
-        /* pa_mask_keep(i, j) == (lo(i) <= j < hi(i)); rows past len_q are never
-         * written, and must not index the block mask. */
-        bool keep = !range || (j >= lo[r] && j < hi[r]);
-        if (block && keep && row[r] < c.seq.len_q)
-          keep = pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, j / p.block_k);
-        if (!keep) s[n][e] = -INFINITY;
+        /* pa_mask_keep(i, j) == (lo(i) <= j < hi(i)) */
+        const int r = e >> 1, j = k0 + n * 8 + 2 * t + (e & 1);
+        s[n][e] = (j >= lo[r] && j < hi[r]) ? s[n][e] : -INFINITY;
       }
+  }
+  if (block) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      if (row[r] >= c.seq.len_q) continue; /* never written; must not index the mask */
+#pragma unroll
+      for (int n = 0; n < NTILES; ++n)
+#pragma unroll
+        for (int x = 0; x < 2; ++x) {
+          const int j = k0 + n * 8 + 2 * t + x;
+          if (!pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, j / p.block_k))
+            s[n][2 * r + x] = -INFINITY;
+        }
+    }
   }
 }
 
@@ -343,7 +356,8 @@ int pa_bucket(const pa_problem *p) {
 
 /* POLYATTN_CUDA_AMPERE_VARIANT (ampere_tune.cuh): read once per process. Unknown
  * names run the default variant (the library never prints). */
-const char *const pa_variant_names[PA_VARIANT_COUNT] = {"base", "m2", "m2j"};
+const char *const pa_variant_names[PA_VARIANT_COUNT] = {"base",   "m2",     "m2j", "m2k64",
+                                                        "m2k64j", "m2k128", "auto"};
 
 int pa_variant() {
   static const int v = [] {
@@ -356,24 +370,39 @@ int pa_variant() {
   return v;
 }
 
-/* The (head dim, variant) instantiations compiled: m2 has rows for hd 64 and 128,
- * m2j for hd 64 (hd 128 runs m2's row); every other head dim runs its base row. The callback gets the config as
- * a type: f(pa_ampere_cfg<D, V>()) is instantiated for each compiled pair. */
+/* The (head dim, variant) instantiations compiled: hd64 has base, m2, m2j and m2k128
+ * rows, hd128 base, m2, m2k64 and m2k64j (m2j runs m2's row); every other head dim
+ * runs its base row, whatever the variant. The callback gets the pair as a type:
+ * f(pa_inst<D, V>()) is instantiated for each compiled pair. */
 template <int D, int V>
 struct pa_inst {
   enum { d = D, v = V };
 };
 
+/* "auto": the variant measured fastest per bucket (ampere_tune.cuh); at hd64 the
+ * 128-key tiles win without a causal/window mask (bf16 S=4096: 258 against 235
+ * TFLOP/s) and lose with one (150 against 180: more tiles straddle the diagonal). */
+int pa_auto_variant(int bucket, int banded) {
+  if (bucket == 64) return banded ? PA_VARIANT_M2J : PA_VARIANT_M2K128;
+  return bucket == 128 ? PA_VARIANT_M2K64 : PA_VARIANT_BASE;
+}
+
+int pa_banded(const pa_problem *p) { return p->window_left >= 0 || p->window_right >= 0; }
+
 template <typename F>
-auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>())) {
+auto pa_with_inst(int bucket, int variant, int banded, F &&f) -> decltype(f(pa_inst<32, 0>())) {
+  if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(bucket, banded);
   switch (bucket) {
   case 32: return f(pa_inst<32, PA_VARIANT_BASE>());
   case 64:
     if (variant == PA_VARIANT_M2) return f(pa_inst<64, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
+    if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
     return f(pa_inst<64, PA_VARIANT_BASE>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
+    if (variant == PA_VARIANT_M2K64) return f(pa_inst<128, PA_VARIANT_M2K64>());
+    if (variant == PA_VARIANT_M2K64J) return f(pa_inst<128, PA_VARIANT_M2K64J>());
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
     return f(pa_inst<128, PA_VARIANT_BASE>());
@@ -383,8 +412,8 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
   return f(pa_inst<0, -1>());
 }
 
-int pa_smem_bytes(int bucket, int variant) {
-  return pa_with_inst(bucket, variant, [](auto inst) -> int {
+int pa_smem_bytes(int bucket, int variant, int banded) {
+  return pa_with_inst(bucket, variant, banded, [](auto inst) -> int {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return 0;
     else return pa_ampere_cfg<I::d, I::v>::smem_bytes;
@@ -419,7 +448,7 @@ cudaError_t pa_launch(const pa_problem *p, cudaStream_t stream) {
 
 template <typename T>
 cudaError_t pa_launch_bucket(const pa_problem *p, cudaStream_t stream) {
-  return pa_with_inst(pa_bucket(p), pa_variant(), [&](auto inst) -> cudaError_t {
+  return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
     else return pa_launch<T, I::d, I::v>(p, stream);
@@ -458,7 +487,7 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant());
+  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant(), pa_banded(p));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Ampere kernel needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", smem, pa_bucket(p), dev->smem_optin);
