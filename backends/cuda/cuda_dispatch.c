@@ -42,8 +42,18 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
 }
 
 pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
-  if (p->pass == PA_PASS_BACKWARD) {
-    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "the CUDA backward comes in issue 4");
+  if (p->pass == PA_PASS_BACKWARD) { /* one kernel so far: the simple fp32 backward */
+    const char *want = getenv("POLYATTN_CUDA_KERNEL");
+    pa_error why = {{0}};
+    if (want && *want && strcmp(want, "simple") != 0) {
+      pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                   "POLYATTN_CUDA_KERNEL=%s: the CUDA backward has only the simple kernel so "
+                   "far (tensor-core backward: issue 4)", want);
+      return PA_CUDA_KERNEL_NONE;
+    }
+    if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
+    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s",
+                 why.msg);
     return PA_CUDA_KERNEL_NONE;
   }
   if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
@@ -82,7 +92,12 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
 polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_bytes,
                              pa_error *err) {
   const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
-  switch (pa_cuda_pick_kernel(p, &ctx->dev, err)) {
+  const pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
+  if (k != PA_CUDA_KERNEL_NONE && p->pass == PA_PASS_BACKWARD) {
+    *workspace_bytes = pa_cuda_simple_backward_workspace(p, &ctx->dev);
+    return POLYATTN_OK;
+  }
+  switch (k) {
   case PA_CUDA_KERNEL_SIMPLE: *workspace_bytes = pa_cuda_simple_workspace(p, &ctx->dev); break;
   case PA_CUDA_KERNEL_AMPERE: *workspace_bytes = pa_cuda_ampere_workspace(p, &ctx->dev); break;
   case PA_CUDA_KERNEL_DECODE: *workspace_bytes = pa_cuda_decode_workspace(p, &ctx->dev); break;
@@ -118,10 +133,15 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   return POLYATTN_OK;
 }
 
+/* Enqueue on the context's stream, like forward: capturable in a CUDA graph. */
 polyattn_status pa_cuda_backward(void *bctx, const pa_problem *p,
                                  const struct polyattn_buffer *workspace, pa_error *err) {
-  (void)workspace;
   const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
-  (void)pa_cuda_pick_kernel(p, &ctx->dev, err); /* says why: no backward kernel yet */
-  return POLYATTN_ERR_UNSUPPORTED;
+  if (pa_cuda_pick_kernel(p, &ctx->dev, err) == PA_CUDA_KERNEL_NONE) return POLYATTN_ERR_UNSUPPORTED;
+  cudaError_t e = cudaSetDevice(ctx->device);
+  if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
+  e = pa_cuda_simple_backward(p, &ctx->dev, workspace ? workspace->address : NULL, ctx->stream);
+  if (e == cudaSuccess) e = cudaGetLastError();
+  if (e != cudaSuccess) return pa_cuda_status(err, e, "CUDA simple backward");
+  return POLYATTN_OK;
 }

@@ -19,7 +19,7 @@ extern "C" {
 
 typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_NONE = 0,
-  PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch */
+  PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch (forward and backward) */
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
   PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
   PA_CUDA_KERNEL_DECODE   /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows, any dtype, fp32 math */
@@ -56,6 +56,14 @@ int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_er
 size_t pa_cuda_volta_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_volta_forward(const pa_problem *p, const pa_cuda_device *dev,
                                   void *workspace, cudaStream_t stream);
+
+/* bwd_simple.cu: the backward pass, fp32 math, any dtype and arch (dense, BLOCK);
+ * the workspace holds each query row's recomputed lse and D_i (fp32). */
+int pa_cuda_simple_backward_supports(const pa_problem *p, const pa_cuda_device *dev,
+                                     pa_error *err);
+size_t pa_cuda_simple_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_simple_backward(const pa_problem *p, const pa_cuda_device *dev,
+                                    void *workspace, cudaStream_t stream);
 
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
  * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode
