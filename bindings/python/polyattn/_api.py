@@ -8,6 +8,8 @@ Layout as FlashAttention: q [B, Sq, Hq, D], k [B, Sk, Hkv, D], v [B, Sk, Hkv, Dv
 other stride is free. LSE is float32 [B, Hq, Sq] (varlen [Hq, total_q]).
 """
 
+import sys
+
 from . import _core
 from ._arrays import has_dlpack, is_numpy, is_torch
 
@@ -23,10 +25,20 @@ _SPARSE_DOC = """
 """
 
 
+# torch.Tensor once torch is imported: a plain isinstance check is what torch.compile
+# (Dynamo) traces without a graph break.
+_TorchTensor = getattr(sys.modules.get("torch"), "Tensor", None)
+
+
 def _kind(*xs):
     """'torch', 'numpy' or 'dlpack' by the first array argument."""
+    global _TorchTensor
     x = xs[0]
+    if _TorchTensor is not None and isinstance(x, _TorchTensor):
+        return "torch"
     if is_torch(x):
+        import torch
+        _TorchTensor = torch.Tensor
         return "torch"
     if is_numpy(x):
         return "numpy"

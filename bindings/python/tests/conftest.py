@@ -28,9 +28,11 @@ def pytest_report_header(config):
 
 @pytest.fixture
 def rng(request):
-    # A fresh, reproducible stream per test (its name seeds it).
+    # A fresh, reproducible stream per test (its name seeds it; POLYATTN_TEST_SEED=n
+    # draws another set).
     import zlib
-    return np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+    extra = os.environ.get("POLYATTN_TEST_SEED", "")
+    return np.random.default_rng(zlib.crc32((request.node.nodeid + extra).encode()))
 
 
 def randn(rng, shape, dtype):

@@ -38,6 +38,31 @@ def rounder(dtype):
 # ------------------------------------------------------------ one batch entry
 
 
+def _c(spec, a, b, mode):
+    """einsum with one summed index: float64 for the oracle; for the naive reference
+    float32 products summed in order (np.cumsum is sequential), as a plain loop in
+    common/naive.c accumulates them, so its error is the yardstick the rule means."""
+    if mode == "oracle":
+        return np.einsum(spec, a, b)
+    ins, out = spec.split("->")
+    summed = sorted(set(ins.replace(",", "")) - set(out))
+    assert len(summed) == 1, spec
+    prods = np.einsum("%s->%s" % (ins, out + summed[0]), a.astype(np.float32),
+                      b.astype(np.float32))
+    if prods.shape[-1] == 0:
+        return np.zeros(prods.shape[:-1], np.float32)
+    return np.cumsum(prods, axis=-1, dtype=np.float32)[..., -1]
+
+
+def _sum32(x, axis, mode):
+    if mode == "oracle":
+        return x.sum(axis)
+    x = np.moveaxis(np.asarray(x, np.float32), axis, -1)
+    if x.shape[-1] == 0:
+        return np.zeros(x.shape[:-1], np.float32)
+    return np.cumsum(x, axis=-1, dtype=np.float32)[..., -1]
+
+
 def _scores(qb, kb, len_k, scale, causal, window, softcap, slopes, mask_b, block, nm24, mode,
             rnd):
     """Scores, kept entries and P for one entry: qb [Sq, Hq, D], kb [Sk, Hkv, D].
@@ -47,7 +72,7 @@ def _scores(qb, kb, len_k, scale, causal, window, softcap, slopes, mask_b, block
     g = Hq // Hkv
     ft = F64 if mode == "oracle" else np.float32
     kx = np.repeat(kb.astype(ft), g, axis=1)  # [Sk, Hq, D]
-    s_raw = scale * np.einsum("ihd,jhd->hij", qb.astype(ft), kx)
+    s_raw = (ft(scale) * _c("ihd,jhd->hij", qb.astype(ft), kx, mode)).astype(ft)
     s = s_raw
     if softcap > 0:
         s = softcap * np.tanh(s / softcap)
@@ -90,10 +115,10 @@ def _scores(qb, kb, len_k, scale, causal, window, softcap, slopes, mask_b, block
     if mode != "oracle":
         s = rnd(s)  # the naive reference rounds S to the dtype (after the 2:4 choice)
     ms = np.where(keep, s, -np.inf)
-    mx = ms.max(-1, keepdims=True)
+    mx = ms.max(-1, keepdims=True) if Sk else np.zeros((Hq, Sq, 1), ft)
     mx = np.where(np.isfinite(mx), mx, 0)
     e = np.where(keep, np.exp(ms - mx), 0).astype(ft)
-    z = e.sum(-1, keepdims=True)
+    z = _sum32(e, -1, mode)[..., None]
     P = np.where(z > 0, e / np.where(z > 0, z, 1), 0).astype(ft)
     with np.errstate(divide="ignore"):
         lse = np.where(z[..., 0] > 0, mx[..., 0] + np.log(np.where(z[..., 0] > 0, z[..., 0], 1)),
@@ -138,25 +163,25 @@ def attention_ref(q, k, v, scale=None, causal=False, window=(-1, -1), softcap=0.
         s_raw, s, keep, P, l = _scores(q[b], k[b], len_k, scale, causal, window, softcap,
                                        slopes, mask_b, block, nm24, mode, rnd)
         vx = np.repeat(v[b].astype(ft), g, axis=1)  # [Sk, Hq, Dv]
-        o = np.einsum("hij,jhd->ihd", P, vx)
+        o = _c("hij,jhd->ihd", P, vx, mode)
         out[b] = rnd(o) if mode != "oracle" else o
         lse[b] = l
         if dout is None:
             continue
         do = dout[b].astype(ft)  # [Sq, Hq, Dv]
         kx = np.repeat(k[b].astype(ft), g, axis=1)
-        dP = np.einsum("ihd,jhd->hij", do, vx)
-        Di = (P * dP).sum(-1, keepdims=True)
+        dP = _c("ihd,jhd->hij", do, vx, mode)
+        Di = _sum32(P * dP, -1, mode)[..., None]
         dS = P * (dP - Di)
         if softcap > 0:
             dS = dS * (1 - np.tanh(s_raw / softcap) ** 2)
         if mode != "oracle":
             dS = rnd(dS.astype(np.float32))
-        dq = scale * np.einsum("hij,jhd->ihd", dS, kx)
-        dk_h = np.einsum("hij,ihd->jhd", dS, q[b].astype(ft))  # per query head
-        dv_h = np.einsum("hij,ihd->jhd", P, do)
-        dk = scale * dk_h.reshape(Sk, Hkv, g, D).sum(2)
-        dv = dv_h.reshape(Sk, Hkv, g, Dv).sum(2)
+        dq = scale * _c("hij,jhd->ihd", dS, kx, mode)
+        dk_h = _c("hij,ihd->jhd", dS, q[b].astype(ft), mode)  # per query head
+        dv_h = _c("hij,ihd->jhd", P, do, mode)
+        dk = scale * _sum32(dk_h.reshape(Sk, Hkv, g, D), 2, mode)
+        dv = _sum32(dv_h.reshape(Sk, Hkv, g, Dv), 2, mode)
         if mode != "oracle":
             dq, dk, dv = rnd(dq), rnd(dk), rnd(dv)
         grads[0][b], grads[1][b], grads[2][b] = dq, dk, dv
