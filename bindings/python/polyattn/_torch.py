@@ -174,7 +174,8 @@ def _slopes(a, device):
 
 def attention(q, k, v, opts, alibi, cu_q, cu_k, seqused, block_mask, grad=True):
     """(out, lse (detached), mask or None) for torch tensors; differentiable in q, k, v."""
-    q, k, v = (_maybe_contiguous(x) for x in (q, k, v))
+    # (no generator expressions: this runs under torch.compile's tracer)
+    q, k, v = _maybe_contiguous(q), _maybe_contiguous(k), _maybe_contiguous(v)
     dev = q.device
     cu_q = _int32(cu_q, dev, "cu_seqlens_q")
     cu_k = _int32(cu_k, dev, "cu_seqlens_k")

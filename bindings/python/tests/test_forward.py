@@ -214,7 +214,7 @@ def test_dlpack_objects(rng):
         def __init__(self, a):
             self.a = a
 
-        def __dlpack__(self, stream=None):
+        def __dlpack__(self, stream=None, **kw):  # newer consumers pass max_version
             return self.a.__dlpack__()
 
         def __dlpack_device__(self):
