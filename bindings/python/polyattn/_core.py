@@ -6,7 +6,7 @@ import math
 import threading
 
 from . import capi
-from ._arrays import BACKEND_OF, KIND_NAME, View, as_view
+from ._arrays import BACKEND_OF, KIND_NAME, View, as_view, is_numpy
 
 _lib = None
 _lib_lock = threading.Lock()
@@ -157,10 +157,18 @@ def _begin(q, stream):
     return call
 
 
+def _writable(*outs):
+    for name, x in outs:
+        flags = getattr(x, "flags", None)
+        if flags is not None and is_numpy(x) and not flags.writeable:
+            raise ValueError("%s is a read-only NumPy array" % name)
+
+
 def forward(q, k, v, out, lse, opts, alibi=None, cu_q=None, cu_k=None, seqused=None,
             block_mask=None, block_mask_out=None, stream=None, workspace=None):
     """polyattn_forward on Views (or arrays). `workspace`: None (the context keeps
     one) or a callable nbytes -> View of at least that many bytes."""
+    _writable(("out", out), ("lse", lse), ("block_mask_out", block_mask_out))
     v_ = [as_view(x, n) if x is not None else None for x, n in (
         (q, "q"), (k, "k"), (v, "v"), (out, "out"), (lse, "lse"), (alibi, "alibi_slopes"),
         (cu_q, "cu_seqlens_q"), (cu_k, "cu_seqlens_k"), (seqused, "cache_seqlens"),
@@ -182,6 +190,7 @@ def backward(q, k, v, out, lse, dout, dq, dk, dv, opts, alibi=None, cu_q=None, c
              seqused=None, block_mask=None, stream=None, workspace=None):
     """polyattn_backward on Views (or arrays). AUTO_BLOCK is not a backward mode: pass
     the forward's chosen mask as block_mask with sparsity 'block'."""
+    _writable(("dq", dq), ("dk", dk), ("dv", dv))
     v_ = [as_view(x, n) if x is not None else None for x, n in (
         (q, "q"), (k, "k"), (v, "v"), (out, "out"), (lse, "lse"), (dout, "dout"),
         (dq, "dq"), (dk, "dk"), (dv, "dv"), (alibi, "alibi_slopes"), (cu_q, "cu_seqlens_q"),

@@ -40,6 +40,9 @@ def test_bad_inputs(rng):
         polyattn.flash_attn_func(q, k, v, sparsity="dense-ish")
     with pytest.raises(TypeError):
         polyattn.flash_attn_func([1.0], k, v)
+    out = np.broadcast_to(np.zeros(q.shape[-1], np.float32), q.shape)
+    with pytest.raises(ValueError, match="read-only"):
+        polyattn.forward(q, k, v, out)
     with pytest.raises(polyattn.PolyattnError) as e:  # head dim not contiguous
         polyattn.flash_attn_func(np.asfortranarray(q), k, v)
     assert e.value.status == capi.POLYATTN_ERR_STRIDE
