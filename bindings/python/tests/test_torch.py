@@ -118,9 +118,9 @@ def test_forward_and_grads_vs_sdpa(dev, dtype, name, shape, opts):
 
     dout = torch.randn(out.shape, generator=torch.Generator().manual_seed(7)).to(dev, dtype)
     if dev == "cuda":
-        with pytest.raises(polyattn.PolyattnError) as e:
+        # autograd may re-wrap the PolyattnError raised in the backward op: match its text
+        with pytest.raises(Exception, match="POLYATTN_ERR_UNSUPPORTED") as e:
             out.backward(dout)
-        assert e.value.status == capi.POLYATTN_ERR_UNSUPPORTED, str(e.value)
         pytest.xfail("CUDA backward not implemented yet (issue 4): %s" % e.value)
     out.backward(dout)
     gref = torch.autograd.grad(ref, (q64, k64, v64), dout.double())
