@@ -109,6 +109,7 @@ class _Call:
         self.ctx = ctx
         self.bufs = []
         self.tensors = []  # keep the ctypes structs alive until the call
+        self.keep = []  # and arrays the binding allocated for it
 
     def tensor(self, view):
         if view is None:
@@ -218,6 +219,7 @@ def _workspace(call, workspace, size):
         raise RuntimeError("workspace allocator returned %d bytes, %d needed" % (nbytes, n))
     buf = call.ctx.wrap(w.kind, base, nbytes)
     call.bufs.append(buf)
+    call.keep.append(w)  # the workspace array must outlive the call
     return buf
 
 

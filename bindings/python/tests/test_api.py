@@ -64,3 +64,26 @@ def test_search_order_documented_and_env_wins(tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == polyattn.library_path(), r.stderr
     where = [w for w, _ in capi.library_candidates("/x")]
     assert where[0] == "argument" and where.index("dynamic loader") > 0
+
+
+def test_workspace_from_the_caller(rng):
+    """The torch path's workspace route (a fresh array per call from an allocator) on
+    NumPy: the binding must keep the array alive through the call."""
+    from polyattn import _core
+    q, k, v = make_qkv(rng, np.float32, 1, 64, 64, 4, 2, 32)
+    ref, ref_lse = polyattn.flash_attn_func(q, k, v, causal=True, return_lse=True)
+    out, lse = np.empty_like(q), np.empty_like(ref_lse)
+    sizes = []
+
+    def alloc(n):
+        sizes.append(n)
+        return np.empty(n, np.uint8)
+    for _ in range(3):
+        _core.forward(q, k, v, out, lse, _core.Options(causal=True), workspace=alloc)
+        assert np.array_equal(out, ref) and np.array_equal(lse, ref_lse)
+    dq, dk, dv = np.empty_like(q), np.empty_like(k), np.empty_like(v)
+    _core.backward(q, k, v, out, lse, np.ones_like(out), dq, dk, dv, _core.Options(causal=True),
+                   workspace=alloc)
+    g = polyattn.flash_attn_backward(np.ones_like(out), q, k, v, out, lse, causal=True)
+    assert all(np.array_equal(a, b) for a, b in zip((dq, dk, dv), g))
+    assert sizes and all(n > 0 for n in sizes)
