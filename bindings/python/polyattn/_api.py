@@ -230,7 +230,7 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, rotary_cos=None
         from . import _torch
         seqused = _torch.kvcache_append(k_cache, v_cache, k, v, cache_seqlens, B)
         out, lse, _ = _torch.attention(q, k_cache, v_cache, opts, alibi_slopes, None, None,
-                                       seqused, block_mask, grad=False)
+                                       seqused, block_mask)
     else:
         import numpy as np
         seqused = None

@@ -172,7 +172,7 @@ def _slopes(a, device):
     return torch.as_tensor(a, device=device).to(torch.float32)
 
 
-def attention(q, k, v, opts, alibi, cu_q, cu_k, seqused, block_mask, grad=True):
+def attention(q, k, v, opts, alibi, cu_q, cu_k, seqused, block_mask):
     """(out, lse (detached), mask or None) for torch tensors; differentiable in q, k, v."""
     # (no generator expressions: this runs under torch.compile's tracer)
     q, k, v = _maybe_contiguous(q), _maybe_contiguous(k), _maybe_contiguous(v)
