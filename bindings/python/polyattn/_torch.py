@@ -10,6 +10,7 @@ torch's caching allocator, and enqueues the call without synchronising. LSE is
 returned detached: no gradient flows through it.
 """
 
+import contextlib
 from typing import Optional, Tuple
 
 import torch
@@ -28,6 +29,12 @@ def current_stream_handle(device):
 
 def _stream(t):
     return None if t.device.type == "cpu" else current_stream_handle(t.device)
+
+
+def _device_guard(t):
+    """The library sets the CUDA device of the calling thread (cudaSetDevice) when it
+    creates a context and on every call; this restores torch's current device after."""
+    return contextlib.nullcontext() if t.device.type == "cpu" else torch.cuda.device(t.device)
 
 
 def _workspace(device):
@@ -73,10 +80,11 @@ def fwd(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     opts = _opts(scale, causal, window_left, window_right, softcap, sparsity, block_q,
                  block_k, block_threshold, auto_density_cutoff, deterministic, max_seqlen_q,
                  max_seqlen_k)
-    _core.forward(q, k, v, out, lse, opts, alibi_slopes, cu_seqlens_q, cu_seqlens_k,
-                  seqused_k, block_mask,
-                  mask if sparsity == capi.SPARSITY_AUTO_BLOCK else None,
-                  stream=_stream(q), workspace=_workspace(q.device))
+    with _device_guard(q):
+        _core.forward(q, k, v, out, lse, opts, alibi_slopes, cu_seqlens_q, cu_seqlens_k,
+                      seqused_k, block_mask,
+                      mask if sparsity == capi.SPARSITY_AUTO_BLOCK else None,
+                      stream=_stream(q), workspace=_workspace(q.device))
     return out, lse, mask
 
 
@@ -105,9 +113,10 @@ def bwd(dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     dv = torch.empty(v.shape, dtype=v.dtype, device=v.device)
     opts = _opts(scale, causal, window_left, window_right, softcap, sparsity, block_q,
                  block_k, 0.0, 0.0, deterministic, max_seqlen_q, max_seqlen_k)
-    _core.backward(q, k, v, out, lse, dout, dq, dk, dv, opts, alibi_slopes, cu_seqlens_q,
-                   cu_seqlens_k, seqused_k, block_mask, stream=_stream(q),
-                   workspace=_workspace(q.device))
+    with _device_guard(q):
+        _core.backward(q, k, v, out, lse, dout, dq, dk, dv, opts, alibi_slopes, cu_seqlens_q,
+                       cu_seqlens_k, seqused_k, block_mask, stream=_stream(q),
+                       workspace=_workspace(q.device))
     return dq, dk, dv
 
 
