@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""compare_torch.py -- polyattn's forward next to PyTorch SDPA (flash and cuDNN).
+"""compare_torch.py -- polyattn's forward next to PyTorch SDPA (flash, cuDNN, efficient).
 
 DESIGN.md "Performance method", issue 3 "Measure". Runs on a CUDA machine with
-PyTorch (no network needed). polyattn is called through ctypes
-(bench/polyattn_ctypes.py) on the SAME torch tensors, zero copy, on torch's current
-stream, in the same process as SDPA.
+PyTorch (no network needed). polyattn is called through its Python package
+(bindings/python/polyattn) on the SAME torch tensors, zero copy, on torch's current
+stream, in the same process as SDPA: --api prepared (default) times the C call alone,
+through polyattn.capi with every argument built once; --api func times the user's
+path, polyattn.flash_attn_func (the torch custom op: wrapping, workspace, the call).
 
   Standard sweep (default): tokens B*S = 16384, hidden 2048 -> Hq = Hkv = 2048/D,
   D in --dims (64,128), S in 512..16384, causal off and on, --dtypes (bf16).
@@ -21,15 +23,23 @@ else an equivalent event loop; --timer picks).
 Correctness, per config: max |polyattn - flash| (and |cudnn - flash| as the noise
 floor), NaN/Inf check, and an allclose-style verdict (--atol/--rtol, dtype defaults).
 
+Plot: --plot FILE.png draws TFLOP/s against sequence length, one panel per (dtype,
+head dim, causal), after the sweep; --plot-from RESULTS.jsonl draws it from a saved
+--json file (no torch or GPU needed). Needs matplotlib (Debian: python3-matplotlib);
+without it the plot is skipped with a message.
+
 Examples (repo root, after `source .devkit/env`):
   python3 bench/compare_torch.py --json bench/torch_sweep.jsonl
   python3 bench/compare_torch.py --dtypes bf16,fp16 --dims 64,128 --json out.jsonl
   python3 bench/compare_torch.py --decode --json decode.jsonl
   python3 bench/compare_torch.py --env-kernel volta --quick
+  python3 bench/compare_torch.py --json sweep.jsonl --plot sweep.png
+  python3 bench/compare_torch.py --plot-from sweep.jsonl --plot sweep.png   # no GPU
   python3 bench/compare_torch.py --selftest-cpu        # no GPU/torch needed
 
-Library: --lib PATH, else env POLYATTN_LIB, else build/lib/libpolyattn.so, else
-.devkit/lib/libpolyattn.so. libpolyattn-cuda.so must lie next to it.
+Library: --lib PATH, else the package's search (polyattn.capi: env POLYATTN_LIB, the
+install, the dynamic loader's path, then build/lib and .devkit/lib of this checkout).
+libpolyattn-cuda.so must lie next to it.
 """
 
 import argparse
@@ -45,8 +55,13 @@ import time
 import warnings
 import zlib
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import polyattn_ctypes as pa  # noqa: E402
+try:
+    import polyattn
+except ImportError:  # run from a checkout: the package next door
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                    "bindings", "python"))
+    import polyattn
+from polyattn import capi as pa  # noqa: E402
 
 SEQLENS = [512, 1024, 2048, 4096, 8192, 16384]
 DECODE_SK = [4096, 32768, 131072]
@@ -82,6 +97,15 @@ def parse_args(argv=None):
     ap.add_argument("--lse", action="store_true",
                     help="also have polyattn write LSE (off: lse = NULL)")
     ap.add_argument("--no-cudnn", action="store_true", help="skip the cuDNN backend")
+    ap.add_argument("--no-efficient", action="store_true",
+                    help="skip SDPA's memory-efficient backend")
+    ap.add_argument("--api", default="prepared", choices=["prepared", "func"],
+                    help="time the C call with arguments built once (prepared) or "
+                         "polyattn.flash_attn_func per call (func)")
+    ap.add_argument("--plot", default=None, metavar="PNG",
+                    help="write a TFLOP/s-vs-S plot (matplotlib) after the sweep")
+    ap.add_argument("--plot-from", default=None, metavar="JSONL",
+                    help="only plot a saved --json file (to --plot, default <file>.png)")
     ap.add_argument("--timer", default="auto", choices=["auto", "triton", "events"],
                     help="triton.testing.do_bench or own event loop (auto: triton if present)")
     ap.add_argument("--min-runs", type=int, default=20, help="timed runs at least (20)")
@@ -265,7 +289,7 @@ def selftest_cpu(args):
     errs = pa.check_layout()
     print("struct layout vs C (gcc, LP64): %s" % ("ok" if not errs else "; ".join(errs)))
     ok &= not errs
-    lib = pa.Library(args.lib)
+    lib = polyattn.load_library(args.lib)
     print("library %s, version %s (0x%06x)" % (lib.path, lib.version_str(), lib.version()))
     for b in lib.backend_list():
         print("  backend %-7s built=%d usable=%d devices=%d %s %s" %
@@ -430,6 +454,17 @@ class TorchPolyattn:
             self.ws_buf = self.ctx.wrap(pa.MEMORY_CUDA_DEVICE, self.ws_t.data_ptr(), need)
         return self.ws_buf
 
+    def func_call(self, q, k, v, o, causal, lse=None):
+        """A callable running polyattn.flash_attn_func (the torch custom op) as a user
+        would; call.result() is its last output (the caller's `o` is not written)."""
+        last = [None]
+
+        def call():
+            last[0] = polyattn.flash_attn_func(q, k, v, causal=causal,
+                                               return_lse=lse is not None)
+        call.result = lambda: last[0][0] if isinstance(last[0], tuple) else last[0]
+        return call
+
     def prepare(self, q, k, v, o, causal, lse=None):
         """Returns (call, workspace_bytes); call() enqueues one forward."""
         tq, tk, tv, to = self.view(q), self.view(k), self.view(v), self.view(o)
@@ -534,10 +569,16 @@ def run_sweep(args, lib, torch, bench, tp, out):
     backends = [("flash", SDPBackend.FLASH_ATTENTION)]
     if not args.no_cudnn:
         backends.append(("cudnn", SDPBackend.CUDNN_ATTENTION))
+    if not args.no_efficient:
+        backends.append(("efficient", SDPBackend.EFFICIENT_ATTENTION))
 
-    hdr = ("%-4s %3s %5s %3s %3s %1s | %8s %6s | %8s %6s | %8s %6s | %6s %6s | %8s %8s %s" %
+    hdr = ("%-4s %3s %5s %3s %3s %1s | %8s %6s | %8s %6s | %8s %6s | %8s %6s | %6s %6s %6s "
+           "| %8s %8s %s" %
            ("dt", "D", "S", "B", "H", "c", "pa ms", "TF/s", "flash ms", "TF/s", "cudnn ms",
-            "TF/s", "x fl", "x cu", "|pa-fl|", "|cu-fl|", "check"))
+            "TF/s", "eff ms", "TF/s", "x fl", "x cu", "x ef", "|pa-fl|", "|cu-fl|", "check"))
+    print("polyattn timed through %s" % ("polyattn.flash_attn_func (per call)"
+                                         if args.api == "func" else
+                                         "polyattn.capi (the C call, arguments built once)"))
     print("speed-up columns are t_torch / t_polyattn (> 1: polyattn faster)")
     print(hdr)
     print("-" * len(hdr))
@@ -563,8 +604,12 @@ def run_sweep(args, lib, torch, bench, tp, out):
         # --- polyattn
         res = {}
         try:
-            call, wsb = tp.prepare(q, k, v, o, causal, lse)
-            rec["workspace_bytes"] = wsb
+            if args.api == "func":
+                call = tp.func_call(q, k, v, o, causal, lse)
+                rec["api"] = "func"
+            else:
+                call, wsb = tp.prepare(q, k, v, o, causal, lse)
+                rec["workspace_bytes"] = wsb
             call()
             bench.sync()
             ms, n = bench.time_ms(call)
@@ -585,6 +630,8 @@ def run_sweep(args, lib, torch, bench, tp, out):
         if call is not None:
             o.fill_(float("nan"))  # so that an output left unwritten shows
             call()
+            if getattr(call, "result", None):
+                o.copy_(call.result())
             bench.sync()
             rec["finite"] = _finite(torch, o)
         atol, rtol = _tols(args, torch, dtype)
@@ -605,14 +652,14 @@ def run_sweep(args, lib, torch, bench, tp, out):
                                                   atol, rtol)[0]
         # --- record
         tf = {}
-        for name in ("polyattn", "flash", "cudnn"):
+        for name in ("polyattn", "flash", "cudnn", "efficient"):
             if name in res:
                 ms, n = res[name]
                 tf[name] = flops / (ms * 1e-3) / 1e12
                 rec[name + "_ms"] = ms
                 rec[name + "_tflops"] = tf[name]
                 rec[name + "_runs"] = n
-        for name in ("flash", "cudnn"):
+        for name in ("flash", "cudnn", "efficient"):
             if "polyattn" in res and name in res:
                 rec["speedup_vs_" + name] = res[name][0] / res["polyattn"][0]
 
@@ -624,12 +671,13 @@ def run_sweep(args, lib, torch, bench, tp, out):
             return "%6.2f" % x if x is not None else "%6s" % "-"
         md = rec.get("maxdiff_flash")
         mc = rec.get("maxdiff_cudnn_flash")
-        print("%-4s %3d %5d %3d %3d %1d | %s | %s | %s | %s %s | %8s %8s %s" % (
+        print("%-4s %3d %5d %3d %3d %1d | %s | %s | %s | %s | %s %s %s | %8s %8s %s" % (
             dt, D, S, B, H, int(causal), _fmt(*g("polyattn")), _fmt(*g("flash")),
-            _fmt(*g("cudnn")), sp("flash"), sp("cudnn"),
+            _fmt(*g("cudnn")), _fmt(*g("efficient")), sp("flash"), sp("cudnn"),
+            sp("efficient"),
             "%.2e" % md if md is not None else "-", "%.2e" % mc if mc is not None else "-",
             check), flush=True)
-        for name in ("polyattn", "flash", "cudnn"):
+        for name in ("polyattn", "flash", "cudnn", "efficient"):
             if name + "_error" in rec:
                 print("     %s: %s" % (name, rec[name + "_error"]), flush=True)
         rows.append(rec)
@@ -650,6 +698,7 @@ def run_sweep(args, lib, torch, bench, tp, out):
                 print("%s D=%d S>=2048: polyattn/flash speed-up geomean %.3f, min %.3f, "
                       "%d/%d configs >= 1.1x" % (dt, D, gm, min(xs),
                                                  sum(x >= 1.1 for x in xs), len(xs)))
+    args.rows = rows
     nfail = sum(1 for r in rows if r.get("check") == "fail" or r.get("finite") is False)
     nerr = sum(1 for r in rows if "polyattn_error" in r)
     print("correctness: %d configs, %d failed, %d polyattn errors" % (len(rows), nfail, nerr))
@@ -747,12 +796,81 @@ def run_decode(args, lib, torch, bench, tp, out):
     return 0 if nfail == 0 else 1
 
 
+# ================================================================= plotting
+
+PLOT_IMPLS = [("polyattn", "polyattn", "-o"), ("flash", "SDPA flash", "--s"),
+              ("cudnn", "SDPA cuDNN", "--^"), ("efficient", "SDPA efficient", ":v")]
+
+
+def load_jsonl(path):
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def plot_results(rows, path):
+    """TFLOP/s against S, one panel per (dtype, D, causal), from --json records.
+    Returns True if a file was written; without matplotlib says so and skips."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        print("# plot skipped: matplotlib is not installed (%s; Debian: python3-matplotlib)"
+              % e)
+        return False
+    env = next((r for r in rows if r.get("kind") == "env"), {})
+    fwd = [r for r in rows if r.get("kind") == "fwd"]
+    if not fwd:
+        print("# plot skipped: no forward-sweep records (kind 'fwd') in the input")
+        return False
+    panels = sorted({(r["dtype"], r["D"], bool(r["causal"])) for r in fwd})
+    ncol = 2 if len(panels) > 1 else 1
+    nrow = -(-len(panels) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.0 * ncol, 4.0 * nrow), squeeze=False)
+    for ax, (dt, D, causal) in zip(axes.flat, panels):
+        sel = sorted((r for r in fwd if (r["dtype"], r["D"], bool(r["causal"])) ==
+                      (dt, D, causal)), key=lambda r: r["S"])
+        for key, label, style in PLOT_IMPLS:
+            pts = [(r["S"], r[key + "_tflops"]) for r in sel if key + "_tflops" in r]
+            if pts:
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([r["S"] for r in sel])
+        ax.set_xticklabels([str(r["S"]) for r in sel])
+        ax.set_xlabel("sequence length (B*S = %d)" % (sel[0]["B"] * sel[0]["S"]))
+        ax.set_ylabel("TFLOP/s")
+        ax.set_ylim(bottom=0)
+        ax.set_title("%s, head dim %d, %s" % (dt, D, "causal" if causal else "non-causal"))
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    title = "polyattn vs PyTorch SDPA, forward"
+    if env:
+        title += " -- %s, torch %s" % (env.get("gpu", "?"), env.get("torch", "?"))
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print("# plot: %s (%d panels)" % (path, len(panels)))
+    return True
+
+
 def main(argv=None):
     args = parse_args(argv)
     if args.env_kernel:
         os.environ["POLYATTN_CUDA_KERNEL"] = args.env_kernel
     if args.selftest_cpu:
         return selftest_cpu(args)
+    if args.plot_from:
+        rows = load_jsonl(args.plot_from)
+        plot_results(rows, args.plot or os.path.splitext(args.plot_from)[0] + ".png")
+        return 0
     try:
         import torch
     except ImportError as e:
@@ -769,7 +887,7 @@ def main(argv=None):
     stream = torch.cuda.Stream(device=dev)
     with torch.cuda.stream(stream):
         bench = Bench(args)
-        lib = pa.Library(args.lib)
+        lib = polyattn.load_library(args.lib)  # the package's library, shared by --api func
         tp = TorchPolyattn(lib, torch, bench.dev)
         env = env_record(args, lib, torch, bench, tp)
         print("# " + ", ".join("%s=%s" % (k, env[k]) for k in
@@ -793,6 +911,8 @@ def main(argv=None):
             tp.ctx.close()
     print("# total %.1f s%s" % (time.time() - t0, ("; JSON lines in " + args.json)
                                 if args.json else ""))
+    if args.plot and getattr(args, "rows", None):
+        plot_results([env] + args.rows, args.plot)
     return rc
 
 

@@ -1,15 +1,25 @@
-"""polyattn_ctypes.py -- a minimal ctypes binding of polyattn's C API (forward only).
+"""polyattn.capi -- the ctypes mirror of polyattn's C API (api/include/polyattn.h).
 
-Mirrors api/include/polyattn.h exactly: polyattn_context_desc, polyattn_tensor,
-polyattn_params and polyattn_backend_info as ctypes.Structure (same field order,
-types and reserved arrays; C enums are `int`). No dependency beyond the standard
-library, so the struct mirrors can be checked on a machine without torch or a GPU
-(compare_torch.py --selftest-cpu).
+The one binding of the library: the friendly functions of the package
+(polyattn.flash_attn_func, ...) and bench/compare_torch.py both go through it.
+polyattn_context_desc, polyattn_tensor, polyattn_params and polyattn_backend_info
+are ctypes.Structure with the header's field order, types and reserved arrays
+(C enums are `int`); check_layout() compares them with the C layout. Only the
+standard library is needed.
 
-Library path: load(path) with path=None resolves, in order, env POLYATTN_LIB,
-build/lib/libpolyattn.so, .devkit/lib/libpolyattn.so (relative to the repo root,
-the parent of this file's directory). The GPU backend modules (libpolyattn-cuda.so)
-are found by the library itself next to the .so it was loaded from.
+Which libpolyattn is loaded (the first that exists wins; library_candidates()
+lists them, load() says which it took):
+  1. the `path` argument of load() / Library(path), a file or a directory;
+  2. env POLYATTN_LIB (a file or a directory);
+  3. the package's own directory: polyattn/libpolyattn.so* or polyattn/lib/ (a
+     bundle that ships the library inside the package);
+  4. the install prefix: `cmake --install` writes polyattn/_install.py with the
+     path from the package to the installed library;
+  5. the dynamic loader's search for libpolyattn.so.<SOVERSION> (LD_LIBRARY_PATH,
+     the ld.so cache, the standard directories), then ctypes.util.find_library;
+  6. a source checkout the package sits in: <repo>/build/lib, <repo>/.devkit/lib.
+GPU backend modules (libpolyattn-<name>.so) are found by the library itself, next
+to the file it was loaded from and in POLYATTN_BACKEND_PATH.
 """
 
 import ctypes
@@ -188,20 +198,111 @@ class PolyattnError(RuntimeError):
         super().__init__("%s failed: %s: %s" % (func, self.status_name, message))
 
 
+SOVERSION = 0
+_LIB_NAMES = ("libpolyattn.so.%d" % SOVERSION, "libpolyattn.so")
+
+
 def repo_root():
-    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    """The source checkout this package lies in (bindings/python/polyattn), or None."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(here)))
+    return root if os.path.exists(os.path.join(root, "api", "include", "polyattn.h")) else None
 
 
-def default_lib_path():
-    env = os.environ.get("POLYATTN_LIB")
-    if env:
-        return env
-    root = repo_root()
-    for rel in ("build/lib/libpolyattn.so", ".devkit/lib/libpolyattn.so"):
-        p = os.path.join(root, rel)
+def _in_dir(d):
+    for n in _LIB_NAMES:
+        p = os.path.join(d, n)
         if os.path.exists(p):
             return p
-    return os.path.join(root, "build/lib/libpolyattn.so")
+    return None
+
+
+def _file_or_dir(p):
+    return _in_dir(p) if os.path.isdir(p) else p
+
+
+def library_candidates(path=None):
+    """[(where, path)] in the order load() tries them (see the module docstring).
+    A bare soname (step 5) is left to the dynamic loader to resolve."""
+    out = []
+    if path:
+        out.append(("argument", _file_or_dir(path) or path))
+    env = os.environ.get("POLYATTN_LIB")
+    if env:
+        out.append(("POLYATTN_LIB", _file_or_dir(env) or env))
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in (here, os.path.join(here, "lib")):
+        p = _in_dir(d)
+        if p:
+            out.append(("package", p))
+    try:
+        from . import _install  # written by cmake --install
+        d = _install.LIBDIR
+        if not os.path.isabs(d):
+            d = os.path.normpath(os.path.join(here, d))
+        p = _in_dir(d)
+        if p:
+            out.append(("install prefix", p))
+    except ImportError:
+        pass
+    out.append(("dynamic loader", _LIB_NAMES[0]))
+    try:
+        import ctypes.util
+        found = ctypes.util.find_library("polyattn")
+        if found:
+            out.append(("ctypes.util.find_library", found))
+    except Exception:  # noqa: BLE001 (find_library runs ldconfig/gcc; never fatal)
+        pass
+    root = repo_root()
+    if root:
+        for rel in ("build/lib", ".devkit/lib"):
+            p = _in_dir(os.path.join(root, rel))
+            if p:
+                out.append(("source checkout", p))
+    return out
+
+
+def _open(path=None):
+    """(CDLL, path, where) of the first candidate that loads. An explicit path or
+    POLYATTN_LIB that fails to load is an error, never skipped."""
+    tried = []
+    for where, p in library_candidates(path):
+        try:
+            dll = ctypes.CDLL(p)
+        except OSError as e:
+            if where in ("argument", "POLYATTN_LIB"):
+                raise OSError("polyattn: cannot load %s (from %s): %s" % (p, where, e))
+            tried.append("%s (%s): %s" % (p, where, e))
+            continue
+        real = p
+        try:  # the file the loader actually mapped, for messages
+            fn = dll.polyattn_version
+            info = _dladdr(ctypes.cast(fn, ctypes.c_void_p).value)
+            if info:
+                real = info
+        except Exception:  # noqa: BLE001
+            pass
+        return dll, os.path.abspath(real) if os.path.sep in real else real, where
+    raise OSError("polyattn: libpolyattn not found; tried:\n  " + "\n  ".join(tried) +
+                  "\nSet POLYATTN_LIB to the library (or its directory), or install it "
+                  "(cmake --install) where the dynamic loader finds it.")
+
+
+def _dladdr(addr):
+    class Dl_info(ctypes.Structure):
+        _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                    ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+    try:
+        libc = ctypes.CDLL(None)
+        f = libc.dladdr
+    except (OSError, AttributeError):
+        return None
+    f.argtypes = [ctypes.c_void_p, ctypes.POINTER(Dl_info)]
+    f.restype = ctypes.c_int
+    info = Dl_info()
+    if f(addr, ctypes.byref(info)) and info.dli_fname:
+        return info.dli_fname.decode(errors="replace")
+    return None
 
 
 _c = ctypes
@@ -237,6 +338,10 @@ _SIGS = {
                                                 _c.POINTER(_c.c_size_t)]),
     "polyattn_forward": (_enum, [_vp, _c.POINTER(polyattn_params), _tensor_p, _tensor_p,
                                  _tensor_p, _tensor_p, _tensor_p, _vp]),
+    "polyattn_backward_workspace_size": (_enum, [_vp, _c.POINTER(polyattn_params)] +
+                                         [_tensor_p] * 9 + [_c.POINTER(_c.c_size_t)]),
+    "polyattn_backward": (_enum, [_vp, _c.POINTER(polyattn_params)] + [_tensor_p] * 9 +
+                          [_vp]),
 }
 
 
@@ -244,8 +349,7 @@ class Library:
     """The loaded libpolyattn.so with typed functions."""
 
     def __init__(self, path=None):
-        self.path = os.path.abspath(path or default_lib_path())
-        self.dll = ctypes.CDLL(self.path)
+        self.dll, self.path, self.found_by = _open(path)
         for name, (res, args) in _SIGS.items():
             fn = getattr(self.dll, name)
             fn.restype = res
@@ -386,6 +490,22 @@ class Context:
                    self.lib.forward(self.handle, ctypes.byref(params), ctypes.byref(q),
                                     ctypes.byref(k), ctypes.byref(v), ctypes.byref(out),
                                     _ref(lse), workspace.handle if workspace else None))
+
+    def backward_workspace_size(self, params, q, k, v, out, lse, dout, dq, dk, dv):
+        n = ctypes.c_size_t()
+        self.check("polyattn_backward_workspace_size",
+                   self.lib.backward_workspace_size(
+                       self.handle, ctypes.byref(params), *[_ref(t) for t in
+                                                            (q, k, v, out, lse, dout, dq,
+                                                             dk, dv)], ctypes.byref(n)))
+        return n.value
+
+    def backward(self, params, q, k, v, out, lse, dout, dq, dk, dv, workspace=None):
+        self.check("polyattn_backward",
+                   self.lib.backward(self.handle, ctypes.byref(params),
+                                     *[_ref(t) for t in (q, k, v, out, lse, dout, dq, dk,
+                                                         dv)],
+                                     workspace.handle if workspace else None))
 
     def forward_call(self, params, q, k, v, out, lse=None, workspace=None):
         """A no-argument callable running the forward with all ctypes arguments built
