@@ -290,8 +290,8 @@ Test(cuda, forced_simple_kernel, .timeout = 120) {
   polyattn_context_destroy(ctx);
 }
 
-/* What this issue leaves out is refused with a message naming the issue that adds
- * it; device-resident cu_seqlens need max_seqlen. */
+/* What is left out is refused with a message naming the issue that adds it;
+ * device-resident cu_seqlens need max_seqlen. */
 Test(cuda, unsupported_is_refused, .timeout = 120) {
   static const th_case bw = {.name = "bw", .seq_q = 64, .seq_k = 64, .head_dim = 64};
   static const th_case nm = {.name = "nm24", .seq_q = 64, .seq_k = 64, .head_dim = 64,
@@ -302,11 +302,15 @@ Test(cuda, unsupported_is_refused, .timeout = 120) {
                              .seqlens_q = {17, 64}, .seqlens_k = {33, 64}};
   polyattn_context *ctx = cuda_context(NULL);
 
+  /* The backward has only the simple kernel so far: forcing another is refused. */
   th_case c = th_case_resolve(&bw, POLYATTN_DTYPE_F16);
   th_run *r = th_run_create(ctx, &c, 1);
   cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
+  cr_assert_eq(th_run_backward(r), POLYATTN_OK, "%s", th_run_message(r));
+  setenv("POLYATTN_CUDA_KERNEL", "ampere", 1);
   cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
   cr_assert(strstr(th_run_message(r), "issue 4"), "message: %s", th_run_message(r));
+  unsetenv("POLYATTN_CUDA_KERNEL");
   th_run_destroy(r);
 
   const th_case *sparse[] = {&nm, &ab};
