@@ -65,6 +65,16 @@ PA_HD static inline float pa_score(float dot, float scale, float softcap, float 
   return s;
 }
 
+/* d score / d dot of pa_score, the backward's chain-rule factor: scale, times
+ * 1 - tanh^2 under a softcap (the ALiBi bias does not depend on the dot product). */
+PA_HD static inline float pa_score_ddot(float dot, float scale, float softcap) {
+  if (softcap > 0.0f) {
+    const float t = tanhf(dot * scale / softcap);
+    return scale * (1.0f - t * t);
+  }
+  return scale;
+}
+
 /* The same in double, for the oracle. */
 static inline double pa_score_f64(double dot, double scale, double softcap, double slope,
                                    const pa_mask *m, int64_t i, int64_t j) {

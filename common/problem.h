@@ -148,6 +148,17 @@ PA_HD static inline int pa_block_mask_keep(const pa_view *mask, int32_t b, int32
            (int64_t)qb * mask->stride_s + kb] != 0;
 }
 
+/* Whether the block mask keeps any block touching rows [q0, q1) x keys [k0, k1) of
+ * (b, h) (both ranges non-empty); 1 without a mask. A tile with none is skipped. */
+PA_HD static inline int pa_block_mask_any(const pa_problem *p, int32_t b, int32_t h, int64_t q0,
+                                          int64_t q1, int64_t k0, int64_t k1) {
+  if (!p->block_mask.buf) return 1;
+  for (int64_t qb = q0 / p->block_q; qb <= (q1 - 1) / p->block_q; ++qb)
+    for (int64_t kb = k0 / p->block_k; kb <= (k1 - 1) / p->block_k; ++kb)
+      if (pa_block_mask_keep(&p->block_mask, b, h, (int32_t)qb, (int32_t)kb)) return 1;
+  return 0;
+}
+
 /* Validate the public arguments and build the problem (common/validate.c).
  * `dout`, `dq`, `dk`, `dv` are NULL for the forward pass. `host_visible` says
  * whether metadata tensors (cu_seqlens, seqused_k) may be read on the host to

@@ -70,25 +70,6 @@ __device__ inline bool kept(const pa_problem &p, const pa_mask &m, int32_t b, in
          pa_block_mask_keep(&p.block_mask, b, h, (int32_t)(i / p.block_q), (int32_t)(j / p.block_k));
 }
 
-/* d score / d dot, the chain-rule factor of pa_score (ALiBi adds a constant). */
-__device__ inline float dscore_ddot(float dot, float scale, float softcap) {
-  if (softcap > 0.0f) {
-    const float t = tanhf(dot * scale / softcap);
-    return scale * (1.0f - t * t);
-  }
-  return scale;
-}
-
-/* Whether the block mask keeps any block touching rows [q0, q1) x keys [k0, k1). */
-__device__ inline bool any_kept_block(const pa_problem &p, int32_t b, int32_t h, int64_t q0,
-                                      int64_t q1, int64_t k0, int64_t k1) {
-  if (!p.block_mask.buf) return true;
-  for (int64_t qb = q0 / p.block_q; qb <= (q1 - 1) / p.block_q; ++qb)
-    for (int64_t kb = k0 / p.block_k; kb <= (k1 - 1) / p.block_k; ++kb)
-      if (pa_block_mask_keep(&p.block_mask, b, h, (int32_t)qb, (int32_t)kb)) return true;
-  return false;
-}
-
 /* rows x dim elements of a q/k/v-like view, from row `first`, into fp32 smem with
  * row pitch `ld`; rows at or past `valid` are zero. All threads call it. */
 __device__ inline void stage_rows(float *dst, int ld, const pa_view &v, const pa_problem &p,
@@ -142,7 +123,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int sweep = 1; sweep <= 3; ++sweep) {
     for (int64_t k0 = k_first; k0 < khi; k0 += kBlockK) {
       const int nk = seq.len_k - k0 < kBlockK ? (int)(seq.len_k - k0) : kBlockK;
-      if (!any_kept_block(p, b, h, q0, q1, k0, k0 + nk)) continue; /* uniform */
+      if (!pa_block_mask_any(&p, b, h, q0, q1, k0, k0 + nk)) continue; /* uniform */
       __syncthreads(); /* the previous tile is consumed (and Q, dO are staged) */
       stage_rows(k_s, ldk, p.k, p, b, seq.k_start, hkv, k0, kBlockK, seq.len_k, D);
       if (sweep > 1) stage_rows(v_s, ldv, p.v, p, b, seq.k_start, hkv, k0, kBlockK, seq.len_k, Dv);
@@ -173,7 +154,7 @@ __global__ void __launch_bounds__(kThreads)
           dsum[r] = fmaf(pr, dp, dsum[r]); /* this lane's keys; summed over lanes after */
           continue;
         }
-        const float ds = pr * (dp - dsum[r]) * dscore_ddot(dot, p.scale, p.softcap);
+        const float ds = pr * (dp - dsum[r]) * pa_score_ddot(dot, p.scale, p.softcap);
         for (int jj = 0; jj < nk; ++jj) {
           const float dsj = __shfl_sync(kFullMask, ds, jj);
           const float *kr = k_s + jj * ldk;
@@ -254,7 +235,7 @@ __global__ void __launch_bounds__(kThreads)
       const int64_t q1 = q0 + kTileQ < seq.len_q ? q0 + kTileQ : seq.len_q;
       int64_t lo, hi; /* keys any row of the tile may keep */
       pa_mask_rows_range(&m, q0, q1, &lo, &hi);
-      if (hi <= j0 || lo >= j1 || !any_kept_block(p, b, h, q0, q1, j0, j1)) continue; /* uniform */
+      if (hi <= j0 || lo >= j1 || !pa_block_mask_any(&p, b, h, q0, q1, j0, j1)) continue; /* uniform */
       __syncthreads(); /* the previous tile is consumed (and K, V are staged) */
       stage_rows(q_s, ldq, p.q, p, b, seq.q_start, h, q0, kTileQ, q1, D);
       stage_rows(do_s, ldo, p.dout, p, b, seq.q_start, h, q0, kTileQ, q1, Dv);
@@ -280,7 +261,7 @@ __global__ void __launch_bounds__(kThreads)
         const bool keep = kept(p, m, b, h, i, j) && lse > -INFINITY;
         const float pr =
             keep ? expf(pa_score(dot, p.scale, p.softcap, slope, &m, i, j) - lse) : 0.0f;
-        const float ds = pr * (dp - dsum) * dscore_ddot(dot, p.scale, p.softcap);
+        const float ds = pr * (dp - dsum) * pa_score_ddot(dot, p.scale, p.softcap);
         for (int ii = 0; ii < kTileQ; ++ii) {
           const float pi = __shfl_sync(kFullMask, pr, ii), dsi = __shfl_sync(kFullMask, ds, ii);
           const float *qr = q_s + ii * ldq, *dr = do_s + ii * ldo;

@@ -43,18 +43,6 @@ size_t smem_bytes(const pa_problem *p) {
          ((size_t)kBlockQ * p->head_dim + (size_t)kBlockK * kv_stride(p->head_dim, p->head_dim_v));
 }
 
-
-// Whether the block mask keeps any (query block, key block) pair touching rows
-// [q0, q1) x keys [k0, k1): a tile with none is skipped whole.
-__device__ inline bool tile_has_kept_block(const pa_problem &p, int32_t b, int32_t h, int64_t q0,
-                                           int64_t q1, int64_t k0, int64_t k1) {
-  if (!p.block_mask.buf) return true;
-  for (int64_t qb = q0 / p.block_q; qb <= (q1 - 1) / p.block_q; ++qb)
-    for (int64_t kb = k0 / p.block_k; kb <= (k1 - 1) / p.block_k; ++kb)
-      if (pa_block_mask_keep(&p.block_mask, b, h, (int32_t)qb, (int32_t)kb)) return true;
-  return false;
-}
-
 __global__ void __launch_bounds__(kThreads)
     simple_forward_kernel(const __grid_constant__ pa_problem p) {
   extern __shared__ float smem[];
@@ -96,7 +84,7 @@ __global__ void __launch_bounds__(kThreads)
 
   for (int64_t k0 = k_first; k0 < khi; k0 += kBlockK) {
     const int nk = seq.len_k - k0 < kBlockK ? (int)(seq.len_k - k0) : kBlockK;
-    if (!tile_has_kept_block(p, b, h, q0, q1, k0, k0 + nk)) continue; // uniform in the block
+    if (!pa_block_mask_any(&p, b, h, q0, q1, k0, k0 + nk)) continue; // uniform in the block
     __syncthreads(); // the previous tile's V is consumed (and Q is staged)
     for (int idx = threadIdx.x; idx < kBlockK * D; idx += kThreads) {
       const int jj = idx / D, d = idx % D;
