@@ -22,7 +22,7 @@ typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch (forward and backward) */
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
   PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
-  PA_CUDA_KERNEL_DECODE   /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows, any dtype, fp32 math */
+  PA_CUDA_KERNEL_DECODE   /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows; mma.sync for f16/bf16 up to 16 rows, else fp32 */
 } pa_cuda_kernel;
 
 /* What the kernels need to know about the device. */
@@ -44,8 +44,9 @@ size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
 
-/* fwd_decode.cu: decode-shaped problems (Sq <= 16, (Hq/Hkv) x Sq <= 64), split over
- * the keys; the workspace holds the splits' partial O, max and sum (fp32). */
+/* fwd_decode.cu (+ decode_mma.cuh): decode-shaped problems (Sq <= 16, (Hq/Hkv) x Sq
+ * <= 64), split over the keys; the workspace holds the splits' partial O, max and sum
+ * (fp32). */
 int pa_cuda_decode_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 size_t pa_cuda_decode_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *dev,
