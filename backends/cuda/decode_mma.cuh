@@ -250,7 +250,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
 #pragma unroll
     for (int n = 0; n < DT; ++n) {
       const int d = n * 8 + 2 * t;
-      if (d < Dv) *reinterpret_cast<float2 *>(dst + d) = make_float2(o[n][2 * rr], o[n][2 * rr + 1]);
+      if (d < Dv) dst[d] = o[n][2 * rr], dst[d + 1] = o[n][2 * rr + 1]; /* any 4-byte workspace */
     }
     if (t == 0) {
       L.part_m[at] = row[rr].m == -INFINITY ? -INFINITY : row[rr].m * xscale * PA_LN2;

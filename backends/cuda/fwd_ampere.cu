@@ -97,8 +97,11 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
       for (int n = 0; n < NTILES; ++n)
 #pragma unroll
         for (int x = 0; x < 2; ++x) {
+          /* keys past len_k in the last tile are -inf by the range pass already; the
+           * clamp keeps their lookup inside the mask's mask_kblocks columns */
           const int j = k0 + n * 8 + 2 * t + x;
-          if (!pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, j / p.block_k))
+          const int kb = min(j / p.block_k, p.mask_kblocks - 1);
+          if (!pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, kb))
             s[n][2 * r + x] = -INFINITY;
         }
     }
