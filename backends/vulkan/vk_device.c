@@ -252,9 +252,18 @@ static int32_t estimate_compute_units(const VkPhysicalDeviceProperties *p) {
   }
 }
 
+/* llvmpipe's loop limiter (vk_internal.h): 65535 in all, minus a margin for the
+ * loops outside the tile loop. */
+#define PA_VK_LLVMPIPE_LOOP_BUDGET 48000
+
 static void read_limits(pa_vk_ctx *ctx) {
   VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
+  VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(ctx->phys, &base);
+  if (base.apiVersion >= VK_API_VERSION_1_2 || has_extension(ctx->phys, "VK_KHR_driver_properties"))
+    sub.pNext = &drv;
   vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
   const VkPhysicalDeviceLimits *l = &p2.properties.limits;
   VkPhysicalDeviceShaderFloat16Int8Features f16 = {
@@ -278,6 +287,7 @@ static void read_limits(pa_vk_ctx *ctx) {
   lim->fp16_arith = f16.shaderFloat16 != 0;
   lim->coopmat_nv = has_extension(ctx->phys, "VK_NV_cooperative_matrix");
   lim->coopmat_khr = has_extension(ctx->phys, "VK_KHR_cooperative_matrix");
+  lim->loop_budget = drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? PA_VK_LLVMPIPE_LOOP_BUDGET : 0;
   lim->mobile = env_is("POLYATTN_VULKAN_LIMITS", "mobile");
   if (lim->mobile) {
     if (lim->shared_bytes > PA_VK_MOBILE_SHARED_BYTES) lim->shared_bytes = PA_VK_MOBILE_SHARED_BYTES;

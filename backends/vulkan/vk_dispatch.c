@@ -49,6 +49,15 @@ static int64_t scalar_shared_bytes(int32_t bq, int32_t bk, int32_t d, int32_t dv
   return ((int64_t)bq * d + (int64_t)bk * (d + 1) + (int64_t)bk * dv + (int64_t)bq * bk) * 4;
 }
 
+/* Loop iterations one invocation of fwd_scalar.comp runs per key tile, an upper
+ * bound (K and V loads, scores, 2:4, max, rescale, P V, the block-mask check). */
+static int64_t scalar_loop_iterations_per_tile(int32_t bq, int32_t bk, int32_t tpr, int32_t d, int32_t dv) {
+  int64_t wg = (int64_t)bq * tpr, nw = (dv / 2 + 1 + tpr - 1) / tpr;
+  int64_t keys_per_lane = (bk + tpr - 1) / tpr;
+  return ((int64_t)bk * d + wg - 1) / wg + ((int64_t)bk * dv + wg - 1) / wg + keys_per_lane * (d + 1) +
+         keys_per_lane * 12 + bk + 2 * nw + (int64_t)bk * (nw + 1) + 16;
+}
+
 /* A view's element offset and strides fit the kernels' 32-bit indices. */
 static int view_fits(const pa_view *v, size_t esize, VkDeviceSize max_range) {
   if (!v->buf) return 1;
@@ -122,6 +131,13 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   if (splits < 1) splits = 1;
   int64_t ktiles = ((int64_t)p->seqlen_k + bk - 1) / bk;
   if (splits > ktiles) splits = ktiles > 0 ? (int32_t)ktiles : 1;
+  if (ctx->lim.loop_budget > 0 && ktiles > 0) { /* llvmpipe: keep under its loop limiter */
+    int64_t per_tile = scalar_loop_iterations_per_tile(bq, bk, c->tpr, p->head_dim, p->head_dim_v);
+    int64_t tiles_max = ctx->lim.loop_budget / per_tile;
+    if (tiles_max < 1) tiles_max = 1;
+    int64_t need = (ktiles + tiles_max - 1) / tiles_max;
+    if (need > splits) splits = (int32_t)need;
+  }
   while (splits > 1 && (int64_t)p->batch * splits > ctx->lim.max_group_count[2]) splits--;
   c->splits = splits;
   if ((uint32_t)c->qblocks > ctx->lim.max_group_count[0] ||
@@ -132,8 +148,13 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
                       "the problem needs more workgroups than maxComputeWorkGroupCount allows");
   if (splits > 1) {
     c->workspace = (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
-    if (c->workspace > range || c->workspace > UINT32_MAX) { /* fall back to one split */
-      c->splits = 1;
+    if (c->workspace > range || c->workspace > UINT32_MAX) {
+      if (ctx->lim.loop_budget > 0)
+        return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                          "this driver's loop limit (llvmpipe) needs %d key splits, whose "
+                          "workspace (%zu bytes) exceeds maxStorageBufferRange",
+                          (int)splits, c->workspace);
+      c->splits = 1; /* fall back to one split */
       c->workspace = 0;
     }
   }

@@ -49,6 +49,11 @@ typedef struct pa_vk_limits {
   int mobile;                /* POLYATTN_VULKAN_LIMITS=mobile */
   int fp16_arith;            /* shaderFloat16, unless mobile */
   int coopmat_nv, coopmat_khr; /* the extensions are present, unless mobile */
+  /* Loop iterations one invocation may run before the driver cuts its loops short
+   * (0: no such limit). Mesa's llvmpipe (lavapipe) stops every loop of a shader
+   * after 65535 iterations in all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently;
+   * vk_dispatch.c splits the keys so no workgroup gets near it. */
+  int32_t loop_budget;
 } pa_vk_limits;
 
 typedef struct pa_vk_slot {

@@ -120,7 +120,7 @@ void main() {
     const float ref = pa_softmax_ref(row);
     float p_sum = 0.0;
     for (int jj = 0; jj < BK; ++jj) {
-      const float p = exp(sS[r * BK + jj] - ref);
+      const float p = pa_exp(sS[r * BK + jj] - ref);
       p_sum += p;
       if (p == 0.0) continue;
       for (int w = 0; w < NW; ++w) {
