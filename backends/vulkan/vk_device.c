@@ -285,16 +285,152 @@ static void read_limits(pa_vk_ctx *ctx) {
   lim->max_storage_buffers = l->maxPerStageDescriptorStorageBuffers;
   lim->compute_units = estimate_compute_units(&p2.properties);
   lim->fp16_arith = f16.shaderFloat16 != 0;
-  lim->coopmat_nv = has_extension(ctx->phys, "VK_NV_cooperative_matrix");
-  lim->coopmat_khr = has_extension(ctx->phys, "VK_KHR_cooperative_matrix");
+  lim->coopmat_nv = ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "NV");
+  lim->coopmat_khr = ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "KHR");
   lim->loop_budget = drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? PA_VK_LLVMPIPE_LOOP_BUDGET : 0;
   lim->mobile = env_is("POLYATTN_VULKAN_LIMITS", "mobile");
   if (lim->mobile) {
     if (lim->shared_bytes > PA_VK_MOBILE_SHARED_BYTES) lim->shared_bytes = PA_VK_MOBILE_SHARED_BYTES;
     if (lim->max_invocations > PA_VK_MOBILE_INVOCATIONS) lim->max_invocations = PA_VK_MOBILE_INVOCATIONS;
     lim->fp16_arith = 0;
-    lim->coopmat_nv = lim->coopmat_khr = 0;
   }
+}
+
+/* ---- cooperative matrices: what the coopmat kernel needs of a device, and enabling
+ * it at device creation. Both dialects need the Vulkan memory model and shaderFloat16
+ * (the SPIR-V declares VulkanMemoryModel and Float16). */
+
+typedef struct coopmat_enable {
+  const char *exts[4];
+  uint32_t next;
+  VkPhysicalDeviceVulkanMemoryModelFeaturesKHR mm;
+  VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16;
+#if PA_VK_HAVE_COOPMAT_NV
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV nv;
+#endif
+#if PA_VK_HAVE_COOPMAT_KHR && defined(VK_KHR_cooperative_matrix)
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR khr;
+#endif
+} coopmat_enable;
+
+#if PA_VK_HAVE_COOPMAT_NV || PA_VK_HAVE_COOPMAT_KHR
+/* The shared requirements; fills the feature structs (chained from e->mm). */
+static int coopmat_common(VkPhysicalDevice pd, coopmat_enable *e) {
+  if (!has_extension(pd, "VK_KHR_vulkan_memory_model") || !has_extension(pd, "VK_KHR_shader_float16_int8"))
+    return 0;
+  e->mm = (VkPhysicalDeviceVulkanMemoryModelFeaturesKHR){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
+  e->f16 = (VkPhysicalDeviceShaderFloat16Int8FeaturesKHR){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR, .pNext = &e->mm};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &e->f16};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  return e->mm.vulkanMemoryModel && e->f16.shaderFloat16;
+}
+#endif
+
+#if PA_VK_HAVE_COOPMAT_NV
+static int coopmat_nv_usable(VkInstance inst, VkPhysicalDevice pd) {
+  coopmat_enable e;
+  if (!inst || !has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) || !coopmat_common(pd, &e)) return 0;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)(
+      void (*)(void))vkGetInstanceProcAddr(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV");
+  if (!cm.cooperativeMatrix || !get) return 0;
+  uint32_t n = 0;
+  if (get(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+  VkCooperativeMatrixPropertiesNV *p = (VkCooperativeMatrixPropertiesNV *)calloc(n, sizeof *p);
+  if (!p) return 0;
+  for (uint32_t i = 0; i < n; ++i) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV;
+  int ok = 0;
+  if (get(pd, &n, p) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !ok; ++i)
+      ok = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 && p[i].AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+           p[i].BType == VK_COMPONENT_TYPE_FLOAT16_NV && p[i].CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+           p[i].DType == VK_COMPONENT_TYPE_FLOAT32_NV && p[i].scope == VK_SCOPE_SUBGROUP_NV;
+  free(p);
+  return ok;
+}
+#endif
+
+#if PA_VK_HAVE_COOPMAT_KHR && defined(VK_KHR_cooperative_matrix)
+static int coopmat_khr_usable(VkInstance inst, VkPhysicalDevice pd) {
+  coopmat_enable e;
+  if (!inst || !has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) || !coopmat_common(pd, &e)) return 0;
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
+  vkGetPhysicalDeviceFeatures2(pd, &f2);
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR get = (PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR)(
+      void (*)(void))vkGetInstanceProcAddr(inst, "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
+  if (!cm.cooperativeMatrix || !get) return 0;
+  uint32_t n = 0;
+  if (get(pd, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+  VkCooperativeMatrixPropertiesKHR *p = (VkCooperativeMatrixPropertiesKHR *)calloc(n, sizeof *p);
+  if (!p) return 0;
+  for (uint32_t i = 0; i < n; ++i) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR;
+  int ok = 0;
+  if (get(pd, &n, p) == VK_SUCCESS)
+    for (uint32_t i = 0; i < n && !ok; ++i)
+      ok = p[i].MSize == 16 && p[i].NSize == 16 && p[i].KSize == 16 &&
+           p[i].AType == VK_COMPONENT_TYPE_FLOAT16_KHR && p[i].BType == VK_COMPONENT_TYPE_FLOAT16_KHR &&
+           p[i].CType == VK_COMPONENT_TYPE_FLOAT32_KHR && p[i].ResultType == VK_COMPONENT_TYPE_FLOAT32_KHR &&
+           !p[i].saturatingAccumulation && p[i].scope == VK_SCOPE_SUBGROUP_KHR;
+  free(p);
+  return ok;
+}
+#endif
+
+/* Which dialect to enable on `pd` ("KHR", "NV" or NULL), and the extensions and
+ * feature chain for vkCreateDevice. Mobile mode enables none. */
+static const char *coopmat_choose(VkInstance inst, VkPhysicalDevice pd, coopmat_enable *e) {
+  memset(e, 0, sizeof *e);
+  (void)inst, (void)pd;
+  if (env_is("POLYATTN_VULKAN_LIMITS", "mobile")) return NULL;
+  const char *dialect = NULL;
+#if PA_VK_HAVE_COOPMAT_KHR && defined(VK_KHR_cooperative_matrix)
+  if (coopmat_khr_usable(inst, pd)) dialect = "KHR";
+#endif
+#if PA_VK_HAVE_COOPMAT_NV
+  if (!dialect && coopmat_nv_usable(inst, pd)) dialect = "NV";
+#endif
+  if (!dialect) return NULL;
+  e->mm = (VkPhysicalDeviceVulkanMemoryModelFeaturesKHR){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR, .vulkanMemoryModel = VK_TRUE};
+  e->f16 = (VkPhysicalDeviceShaderFloat16Int8FeaturesKHR){
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES_KHR, .pNext = &e->mm,
+      .shaderFloat16 = VK_TRUE};
+  e->exts[e->next++] = "VK_KHR_vulkan_memory_model";
+  e->exts[e->next++] = "VK_KHR_shader_float16_int8";
+#if PA_VK_HAVE_COOPMAT_KHR && defined(VK_KHR_cooperative_matrix)
+  if (!strcmp(dialect, "KHR")) {
+    e->khr = (VkPhysicalDeviceCooperativeMatrixFeaturesKHR){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR, .pNext = &e->f16,
+        .cooperativeMatrix = VK_TRUE};
+    e->exts[e->next++] = VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  }
+#endif
+#if PA_VK_HAVE_COOPMAT_NV
+  if (!strcmp(dialect, "NV")) {
+    e->nv = (VkPhysicalDeviceCooperativeMatrixFeaturesNV){
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV, .pNext = &e->f16,
+        .cooperativeMatrix = VK_TRUE};
+    e->exts[e->next++] = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  }
+#endif
+  return dialect;
+}
+
+/* The head of the feature chain for vkCreateDevice. */
+static const void *coopmat_chain(coopmat_enable *e, const char *dialect) {
+  (void)e;
+#if PA_VK_HAVE_COOPMAT_KHR && defined(VK_KHR_cooperative_matrix)
+  if (dialect && !strcmp(dialect, "KHR")) return &e->khr;
+#endif
+#if PA_VK_HAVE_COOPMAT_NV
+  if (dialect && !strcmp(dialect, "NV")) return &e->nv;
+#endif
+  return NULL;
 }
 
 /* The caller's device and queue (native_stream = polyattn_vulkan_queue *). */
@@ -330,11 +466,17 @@ static polyattn_status own(pa_vk_ctx *ctx, int32_t device, pa_error *err) {
                                  .queueFamilyIndex = ctx->queue_family,
                                  .queueCount = 1,
                                  .pQueuePriorities = &prio};
-  /* No optional feature is enabled: 16-bit data is read and written as 32-bit words
-   * (shaders/io.glsl), so every Vulkan 1.1 device runs the scalar path. */
+  /* The scalar path needs no optional feature: 16-bit data is read and written as
+   * 32-bit words (shaders/io.glsl). Only the cooperative-matrix kernel, where the
+   * device runs it, enables extensions. */
+  coopmat_enable ce;
+  ctx->coopmat_dialect = coopmat_choose(ctx->instance, ctx->phys, &ce);
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                            .pNext = coopmat_chain(&ce, ctx->coopmat_dialect),
                             .queueCreateInfoCount = 1,
-                            .pQueueCreateInfos = &qci};
+                            .pQueueCreateInfos = &qci,
+                            .enabledExtensionCount = ce.next,
+                            .ppEnabledExtensionNames = ce.exts};
   if ((r = vkCreateDevice(ctx->phys, &dci, NULL, &ctx->device)) != VK_SUCCESS)
     return pa_vk_status(err, r, "vkCreateDevice");
   vkGetDeviceQueue(ctx->device, ctx->queue_family, 0, &ctx->queue);

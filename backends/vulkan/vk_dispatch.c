@@ -67,6 +67,71 @@ static int view_fits(const pa_view *v, size_t esize, VkDeviceSize max_range) {
   return v->buf->size <= max_range && v->buf->size <= UINT32_MAX;
 }
 
+/* The scalar kernel's tiles: the planner's, shrunk if ever they do not fit. */
+static polyattn_status pick_scalar(const pa_vk_ctx *ctx, const pa_problem *p, const pa_tile_plan *plan,
+                                   pa_vk_choice *c, pa_error *err) {
+  int32_t bq = plan->block_q, bk = plan->block_k;
+  /* The planner counts the accumulator in fast memory; this kernel keeps it in
+   * registers, so its tiles always fit where the planner's do. Guard anyway. */
+  while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bk > 4) bk /= 2;
+  while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bq > 4) bq /= 2;
+  if (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes)
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "head dims %d/%d need more than the device's %u bytes of shared memory",
+                      (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
+  int32_t threads = PA_VK_SCALAR_THREADS;
+  if ((uint32_t)threads > ctx->lim.max_invocations) threads = (int32_t)ctx->lim.max_invocations;
+  while (bq > threads && bq > 4) bq /= 2;
+  c->kernel = PA_VK_KERNEL_SCALAR;
+  c->bq = bq;
+  c->bk = bk;
+  c->tpr = threads / bq > 0 ? threads / bq : 1;
+  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+  return POLYATTN_OK;
+}
+
+/* Shared memory of fwd_coopmat.comp: Q, K, V, P in fp16; S and O in fp32. */
+static int64_t coopmat_shared_bytes(int32_t bq, int32_t bk, int32_t d, int32_t dv) {
+  return (int64_t)bq * d * 2 + (int64_t)bk * d * 2 + (int64_t)bk * dv * 2 + (int64_t)bq * bk * 6 +
+         (int64_t)bq * dv * 4;
+}
+
+/* The cooperative-matrix kernel: fp16, head dims multiples of 16, subgroups of a
+ * multiple of 16 lanes; the largest tiles (16 rows per subgroup, up to 4
+ * subgroups; 16..64 keys) that fit the shared memory. */
+static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c,
+                                    pa_error *err) {
+  const char *why = NULL;
+  const uint32_t sgs = ctx->lim.subgroup_size;
+  if (!ctx->mod_coopmat)
+    why = ctx->lim.mobile ? "mobile limits disable cooperative matrices"
+                          : "the device offers no cooperative matrices this module can use "
+                            "(VK_KHR/NV_cooperative_matrix, 16x16x16 fp16 with fp32 accumulation, "
+                            "on a device the context created itself)";
+  else if (p->dtype != POLYATTN_DTYPE_F16)
+    why = "the cooperative-matrix kernel is fp16 only";
+  else if (p->head_dim % 16 || p->head_dim_v % 16)
+    why = "the cooperative-matrix kernel needs head dims that are multiples of 16";
+  else if (sgs < 16 || sgs % 16)
+    why = "the cooperative-matrix kernel needs a subgroup size that is a multiple of 16";
+  if (why) return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_VULKAN_KERNEL=coopmat: %s", why);
+  for (int32_t nsg = 4; nsg >= 1; nsg /= 2)
+    for (int32_t bk = 64; bk >= 16; bk /= 2) {
+      int32_t bq = 16 * nsg;
+      if ((uint32_t)nsg * sgs > ctx->lim.max_invocations) continue;
+      if (coopmat_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes) continue;
+      c->kernel = PA_VK_KERNEL_COOPMAT;
+      c->bq = bq;
+      c->bk = bk;
+      c->tpr = (int32_t)sgs / 16;
+      c->qblocks = (p->seqlen_q + bq - 1) / bq;
+      return POLYATTN_OK;
+    }
+  return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                    "POLYATTN_VULKAN_KERNEL=coopmat: head dims %d/%d need more than the device's %u "
+                    "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
+}
+
 static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 : 2; }
 
 static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c, pa_error *err) {
@@ -107,23 +172,21 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
                         .prefer_block_q = PA_VK_SCALAR_PREFER_BQ,
                         .prefer_block_k = PA_VK_SCALAR_PREFER_BK};
   pa_tile_plan plan = pa_plan_tiles(&dev, p);
-  int32_t bq = plan.block_q, bk = plan.block_k;
-  /* The planner counts the accumulator in fast memory; this kernel keeps it in
-   * registers, so its tiles always fit where the planner's do. Guard anyway. */
-  while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bk > 4) bk /= 2;
-  while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bq > 4) bq /= 2;
-  if (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes)
+
+  /* The cooperative-matrix kernel is unverified (no device here has it): it runs
+   * only when asked for, and then the call is unsupported rather than falling back. */
+  const char *want = getenv("POLYATTN_VULKAN_KERNEL");
+  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat"))
     return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                      "head dims %d/%d need more than the device's %u bytes of shared memory",
-                      (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
-  int32_t threads = PA_VK_SCALAR_THREADS;
-  if ((uint32_t)threads > ctx->lim.max_invocations) threads = (int32_t)ctx->lim.max_invocations;
-  while (bq > threads && bq > 4) bq /= 2;
-  c->kernel = PA_VK_KERNEL_SCALAR;
-  c->bq = bq;
-  c->bk = bk;
-  c->tpr = threads / bq > 0 ? threads / bq : 1;
-  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat", want);
+  if (want && !strcmp(want, "coopmat")) {
+    polyattn_status st = pick_coopmat(ctx, p, c, err);
+    if (st != POLYATTN_OK) return st;
+  } else {
+    polyattn_status st = pick_scalar(ctx, p, &plan, c, err);
+    if (st != POLYATTN_OK) return st;
+  }
+  const int32_t bk = c->bk;
 
   int32_t splits = plan.num_splits;
   const char *force = getenv("POLYATTN_VULKAN_SPLITS");
@@ -132,7 +195,7 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   int64_t ktiles = ((int64_t)p->seqlen_k + bk - 1) / bk;
   if (splits > ktiles) splits = ktiles > 0 ? (int32_t)ktiles : 1;
   if (ctx->lim.loop_budget > 0 && ktiles > 0) { /* llvmpipe: keep under its loop limiter */
-    int64_t per_tile = scalar_loop_iterations_per_tile(bq, bk, c->tpr, p->head_dim, p->head_dim_v);
+    int64_t per_tile = scalar_loop_iterations_per_tile(c->bq, bk, c->tpr, p->head_dim, p->head_dim_v);
     int64_t tiles_max = ctx->lim.loop_budget / per_tile;
     if (tiles_max < 1) tiles_max = 1;
     int64_t need = (ktiles + tiles_max - 1) / tiles_max;
@@ -251,7 +314,7 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, c.bq * c.tpr};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;
-  if ((st = pa_vk_pipeline_get(ctx, PA_VK_KERNEL_SCALAR, spec, &fwd, err)) != POLYATTN_OK) return st;
+  if ((st = pa_vk_pipeline_get(ctx, c.kernel, spec, &fwd, err)) != POLYATTN_OK) return st;
   if (c.splits > 1 && (st = pa_vk_pipeline_get(ctx, PA_VK_KERNEL_MERGE, merge_spec, &merge, err)) != POLYATTN_OK)
     return st;
 

@@ -25,7 +25,8 @@
 typedef enum pa_vk_kernel {
   PA_VK_KERNEL_NONE = 0,
   PA_VK_KERNEL_SCALAR, /* shaders/fwd_scalar.comp: fp32 arithmetic, any Vulkan 1.1 device */
-  PA_VK_KERNEL_MERGE   /* shaders/merge.comp: split-KV merge */
+  PA_VK_KERNEL_MERGE,  /* shaders/merge.comp: split-KV merge */
+  PA_VK_KERNEL_COOPMAT /* shaders/fwd_coopmat.comp: fp16 cooperative matrices (unverified) */
 } pa_vk_kernel;
 
 /* One VkBuffer with its own memory; `map` when host-visible. */
@@ -48,7 +49,10 @@ typedef struct pa_vk_limits {
   int32_t compute_units;     /* an estimate: Vulkan does not report it (vk_device.c) */
   int mobile;                /* POLYATTN_VULKAN_LIMITS=mobile */
   int fp16_arith;            /* shaderFloat16, unless mobile */
-  int coopmat_nv, coopmat_khr; /* the extensions are present, unless mobile */
+  /* The cooperative-matrix kernel of that dialect is built into the module and the
+   * device runs it: extension, features and a 16x16x16 fp16 x fp16 + fp32 subgroup
+   * shape (vk_device.c); never in mobile mode or on a borrowed device. */
+  int coopmat_nv, coopmat_khr;
   /* Loop iterations one invocation may run before the driver cuts its loops short
    * (0: no such limit). Mesa's llvmpipe (lavapipe) stops every loop of a shader
    * after 65535 iterations in all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently;
@@ -90,6 +94,8 @@ typedef struct pa_vk_ctx {
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
   VkShaderModule mod_scalar, mod_merge;
+  VkShaderModule mod_coopmat; /* the KHR or NV kernel the device runs, else 0 */
+  const char *coopmat_dialect; /* "KHR", "NV" or NULL */
   VkPipelineCache cache;
   pa_vk_pipeline pipes[PA_VK_MAX_PIPELINES];
   int npipes;

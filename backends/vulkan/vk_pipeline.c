@@ -12,6 +12,16 @@ static const uint32_t spv_fwd_scalar[] =
 static const uint32_t spv_merge[] =
 #include "merge.spv.inc"
     ;
+#if PA_VK_HAVE_COOPMAT_NV
+static const uint32_t spv_coopmat_nv[] =
+#include "fwd_coopmat_nv.spv.inc"
+    ;
+#endif
+#if PA_VK_HAVE_COOPMAT_KHR
+static const uint32_t spv_coopmat_khr[] =
+#include "fwd_coopmat_khr.spv.inc"
+    ;
+#endif
 
 static polyattn_status make_module(pa_vk_ctx *ctx, const uint32_t *code, size_t bytes,
                                    VkShaderModule *out, pa_error *err) {
@@ -46,6 +56,14 @@ polyattn_status pa_vk_pipelines_init(pa_vk_ctx *ctx, pa_error *err) {
     return pa_vk_status(err, r, "vkCreatePipelineCache");
   polyattn_status st = make_module(ctx, spv_fwd_scalar, sizeof spv_fwd_scalar, &ctx->mod_scalar, err);
   if (st == POLYATTN_OK) st = make_module(ctx, spv_merge, sizeof spv_merge, &ctx->mod_merge, err);
+#if PA_VK_HAVE_COOPMAT_KHR
+  if (st == POLYATTN_OK && ctx->lim.coopmat_khr)
+    st = make_module(ctx, spv_coopmat_khr, sizeof spv_coopmat_khr, &ctx->mod_coopmat, err);
+#endif
+#if PA_VK_HAVE_COOPMAT_NV
+  if (st == POLYATTN_OK && ctx->lim.coopmat_nv)
+    st = make_module(ctx, spv_coopmat_nv, sizeof spv_coopmat_nv, &ctx->mod_coopmat, err);
+#endif
   return st;
 }
 
@@ -54,6 +72,7 @@ void pa_vk_pipelines_destroy(pa_vk_ctx *ctx) {
   ctx->npipes = 0;
   if (ctx->mod_scalar) vkDestroyShaderModule(ctx->device, ctx->mod_scalar, NULL);
   if (ctx->mod_merge) vkDestroyShaderModule(ctx->device, ctx->mod_merge, NULL);
+  if (ctx->mod_coopmat) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat, NULL);
   if (ctx->cache) vkDestroyPipelineCache(ctx->device, ctx->cache, NULL);
   if (ctx->pipe_layout) vkDestroyPipelineLayout(ctx->device, ctx->pipe_layout, NULL);
   if (ctx->set_layout) vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
@@ -80,7 +99,9 @@ polyattn_status pa_vk_pipeline_get(pa_vk_ctx *ctx, pa_vk_kernel kernel, const in
       .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                .module = kernel == PA_VK_KERNEL_MERGE ? ctx->mod_merge : ctx->mod_scalar,
+                .module = kernel == PA_VK_KERNEL_MERGE     ? ctx->mod_merge
+                          : kernel == PA_VK_KERNEL_COOPMAT ? ctx->mod_coopmat
+                                                           : ctx->mod_scalar,
                 .pName = "main",
                 .pSpecializationInfo = &si},
       .layout = ctx->pipe_layout};
