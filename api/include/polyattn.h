@@ -155,13 +155,28 @@ typedef struct polyattn_context_desc {
   uint32_t struct_size;          /* sizeof(polyattn_context_desc) */
   polyattn_backend_kind backend; /* AUTO; overridden by env POLYATTN_BACKEND */
   int32_t device;                /* device index within the backend */
-  /* The native stream or queue to run on: cudaStream_t, hipStream_t or VkQueue.
-   * NULL: the context creates its own. The CPU backend ignores it. */
+  /* The native stream or queue to run on: cudaStream_t, hipStream_t, or for
+   * Vulkan a polyattn_vulkan_queue * (below). NULL: the context creates its own.
+   * The CPU backend ignores it. */
   void *native_stream;
   /* CPU backend: worker threads; 0 = env POLYATTN_THREADS, else one per core. */
   int32_t num_threads;
   uint32_t reserved[8];
 } polyattn_context_desc;
+
+/* Vulkan: to run on a device and queue the caller owns, point native_stream at
+ * one of these (it is read during polyattn_context_create only). The context then
+ * never destroys them, and buffers wrapped from the caller's VkBuffers (created
+ * with STORAGE_BUFFER and TRANSFER_SRC/DST usage, sizes a multiple of 4 bytes) can
+ * be used. The caller must not use the queue from another thread while a polyattn
+ * call on the context runs (Vulkan's external synchronisation rule). */
+typedef struct polyattn_vulkan_queue {
+  uint32_t struct_size;        /* sizeof(polyattn_vulkan_queue) */
+  void *physical_device;       /* VkPhysicalDevice */
+  void *device;                /* VkDevice */
+  void *queue;                 /* VkQueue of a family with VK_QUEUE_COMPUTE_BIT */
+  uint32_t queue_family_index; /* that family */
+} polyattn_vulkan_queue;
 
 /* Fill `desc` with the defaults (AUTO, device 0, own stream, default threads). */
 POLYATTN_API void polyattn_context_desc_init(polyattn_context_desc *desc);

@@ -1,0 +1,349 @@
+/* plan, forward and backward of the Vulkan backend, all through pick(): the one
+ * place that decides which kernel runs a problem, with which tiles, and whether
+ * any kernel can. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+#include "vk_tune.h"
+
+/* The parameter block of shaders/io.glsl (std140: 4-byte scalars, in order). */
+typedef struct pa_vk_params {
+  uint32_t q_off, k_off, v_off, o_off, lse_off;
+  uint32_t q_sb, q_ss, q_sh;
+  uint32_t k_sb, k_ss, k_sh;
+  uint32_t v_sb, v_ss, v_sh;
+  uint32_t o_sb, o_ss, o_sh;
+  uint32_t lse_sb, lse_sh, lse_ss;
+  int32_t batch, seqlen_q, seqlen_k, heads_q, heads_kv;
+  float scale, softcap;
+  int32_t window_left, window_right;
+  uint32_t flags;
+  uint32_t cuq_off, cuq_stride, cuk_off, cuk_stride, used_off, used_stride;
+  uint32_t alibi_off, alibi_sb, alibi_sh;
+  uint32_t mask_off, mask_sb, mask_sh, mask_ss;
+  int32_t block_q, block_k;
+  uint32_t num_splits;
+  uint32_t ws_rows;
+} pa_vk_params;
+
+enum {
+  PA_VK_HAS_LSE = 1,
+  PA_VK_VARLEN = 2,
+  PA_VK_SEQUSED = 4,
+  PA_VK_ALIBI = 8,
+  PA_VK_BLOCK_MASK = 16,
+  PA_VK_NM_2_4 = 32
+};
+
+/* What pick() decided. */
+typedef struct pa_vk_choice {
+  pa_vk_kernel kernel;
+  int32_t bq, bk, tpr;
+  int32_t qblocks, splits;
+  size_t workspace;
+} pa_vk_choice;
+
+/* Shared memory of fwd_scalar.comp: sQ, sK (rows padded by one), sV, sS. */
+static int64_t scalar_shared_bytes(int32_t bq, int32_t bk, int32_t d, int32_t dv) {
+  return ((int64_t)bq * d + (int64_t)bk * (d + 1) + (int64_t)bk * dv + (int64_t)bq * bk) * 4;
+}
+
+/* Loop iterations one invocation of fwd_scalar.comp runs per key tile, an upper
+ * bound (K and V loads, scores, 2:4, max, rescale, P V, the block-mask check). */
+static int64_t scalar_loop_iterations_per_tile(int32_t bq, int32_t bk, int32_t tpr, int32_t d, int32_t dv) {
+  int64_t wg = (int64_t)bq * tpr, nw = (dv / 2 + 1 + tpr - 1) / tpr;
+  int64_t keys_per_lane = (bk + tpr - 1) / tpr;
+  return ((int64_t)bk * d + wg - 1) / wg + ((int64_t)bk * dv + wg - 1) / wg + keys_per_lane * (d + 1) +
+         keys_per_lane * 12 + bk + 2 * nw + (int64_t)bk * (nw + 1) + 16;
+}
+
+/* A view's element offset and strides fit the kernels' 32-bit indices. */
+static int view_fits(const pa_view *v, size_t esize, VkDeviceSize max_range) {
+  if (!v->buf) return 1;
+  if (v->offset % esize) return 0;
+  if (v->stride_b < 0 || v->stride_s < 0 || v->stride_h < 0) return 0;
+  if (v->stride_b > UINT32_MAX || v->stride_s > UINT32_MAX || v->stride_h > UINT32_MAX) return 0;
+  return v->buf->size <= max_range && v->buf->size <= UINT32_MAX;
+}
+
+/* The scalar kernel's tiles: the planner's, shrunk if ever they do not fit. */
+static polyattn_status pick_scalar(const pa_vk_ctx *ctx, const pa_problem *p, const pa_tile_plan *plan,
+                                   pa_vk_choice *c, pa_error *err) {
+  int32_t bq = plan->block_q, bk = plan->block_k;
+  /* The planner counts the accumulator in fast memory; this kernel keeps it in
+   * registers, so its tiles always fit where the planner's do. Guard anyway. */
+  while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bk > 4) bk /= 2;
+  while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bq > 4) bq /= 2;
+  if (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes)
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "head dims %d/%d need more than the device's %u bytes of shared memory",
+                      (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
+  int32_t threads = PA_VK_SCALAR_THREADS;
+  if ((uint32_t)threads > ctx->lim.max_invocations) threads = (int32_t)ctx->lim.max_invocations;
+  while (bq > threads && bq > 4) bq /= 2;
+  c->kernel = PA_VK_KERNEL_SCALAR;
+  c->bq = bq;
+  c->bk = bk;
+  c->tpr = threads / bq > 0 ? threads / bq : 1;
+  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+  return POLYATTN_OK;
+}
+
+/* Shared memory of fwd_coopmat.comp: Q, K, V, P in fp16; S and O in fp32. */
+static int64_t coopmat_shared_bytes(int32_t bq, int32_t bk, int32_t d, int32_t dv) {
+  return (int64_t)bq * d * 2 + (int64_t)bk * d * 2 + (int64_t)bk * dv * 2 + (int64_t)bq * bk * 6 +
+         (int64_t)bq * dv * 4;
+}
+
+/* The cooperative-matrix kernel: fp16, head dims multiples of 16, subgroups of a
+ * multiple of 16 lanes; the largest tiles (16 rows per subgroup, up to 4
+ * subgroups; 16..64 keys) that fit the shared memory. */
+static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c,
+                                    pa_error *err) {
+  const char *why = NULL;
+  const uint32_t sgs = ctx->lim.subgroup_size;
+  if (!ctx->mod_coopmat)
+    why = ctx->lim.mobile ? "mobile limits disable cooperative matrices"
+                          : "the device offers no cooperative matrices this module can use "
+                            "(VK_KHR/NV_cooperative_matrix, 16x16x16 fp16 with fp32 accumulation, "
+                            "on a device the context created itself)";
+  else if (p->dtype != POLYATTN_DTYPE_F16)
+    why = "the cooperative-matrix kernel is fp16 only";
+  else if (p->head_dim % 16 || p->head_dim_v % 16)
+    why = "the cooperative-matrix kernel needs head dims that are multiples of 16";
+  else if (sgs < 16 || sgs % 16)
+    why = "the cooperative-matrix kernel needs a subgroup size that is a multiple of 16";
+  if (why) return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_VULKAN_KERNEL=coopmat: %s", why);
+  for (int32_t nsg = 4; nsg >= 1; nsg /= 2)
+    for (int32_t bk = 64; bk >= 16; bk /= 2) {
+      int32_t bq = 16 * nsg;
+      if ((uint32_t)nsg * sgs > ctx->lim.max_invocations) continue;
+      if (coopmat_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes) continue;
+      c->kernel = PA_VK_KERNEL_COOPMAT;
+      c->bq = bq;
+      c->bk = bk;
+      c->tpr = (int32_t)sgs / 16;
+      c->qblocks = (p->seqlen_q + bq - 1) / bq;
+      return POLYATTN_OK;
+    }
+  return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                    "POLYATTN_VULKAN_KERNEL=coopmat: head dims %d/%d need more than the device's %u "
+                    "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
+}
+
+static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 : 2; }
+
+static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c, pa_error *err) {
+  memset(c, 0, sizeof *c);
+  if (p->pass == PA_PASS_BACKWARD)
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "the Vulkan backend computes the forward only; its backward is not written yet");
+  if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "dtype %d is not supported by the Vulkan backend (f32, f16, bf16 are)",
+                      (int)p->dtype);
+  if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "AUTO_BLOCK sparsity is not implemented by the Vulkan backend (pass a BLOCK mask)");
+  const size_t esize = dtype_size(p->dtype);
+  const VkDeviceSize range = ctx->lim.max_storage_range;
+  const struct {
+    const pa_view *v;
+    size_t esize;
+    const char *name;
+  } views[] = {{&p->q, esize, "q"},           {&p->k, esize, "k"},
+               {&p->v, esize, "v"},           {&p->o, esize, "out"},
+               {&p->lse, 4, "lse"},           {&p->cu_seqlens_q, 4, "cu_seqlens_q"},
+               {&p->cu_seqlens_k, 4, "cu_seqlens_k"}, {&p->seqused_k, 4, "seqused_k"},
+               {&p->alibi, 4, "alibi_slopes"}, {&p->block_mask, 1, "block_mask"}};
+  for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i)
+    if (!view_fits(views[i].v, views[i].esize, range))
+      return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                        "%s: the Vulkan kernels need its buffer within maxStorageBufferRange "
+                        "(%llu bytes) and 32-bit element offsets and strides, aligned to the element",
+                        views[i].name, (unsigned long long)range);
+
+  pa_device_desc dev = {.cls = PA_DEVICE_GPU,
+                        .compute_units = ctx->lim.compute_units,
+                        .simd_width = (int32_t)ctx->lim.subgroup_size,
+                        .fast_mem_bytes = ctx->lim.shared_bytes,
+                        .max_threads = (int32_t)ctx->lim.max_invocations,
+                        .prefer_block_q = PA_VK_SCALAR_PREFER_BQ,
+                        .prefer_block_k = PA_VK_SCALAR_PREFER_BK};
+  pa_tile_plan plan = pa_plan_tiles(&dev, p);
+
+  /* The cooperative-matrix kernel is unverified (no device here has it): it runs
+   * only when asked for, and then the call is unsupported rather than falling back. */
+  const char *want = getenv("POLYATTN_VULKAN_KERNEL");
+  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat"))
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat", want);
+  if (want && !strcmp(want, "coopmat")) {
+    polyattn_status st = pick_coopmat(ctx, p, c, err);
+    if (st != POLYATTN_OK) return st;
+  } else {
+    polyattn_status st = pick_scalar(ctx, p, &plan, c, err);
+    if (st != POLYATTN_OK) return st;
+  }
+  const int32_t bk = c->bk;
+
+  int32_t splits = plan.num_splits;
+  const char *force = getenv("POLYATTN_VULKAN_SPLITS");
+  if (force && *force) splits = atoi(force);
+  if (splits < 1) splits = 1;
+  int64_t ktiles = ((int64_t)p->seqlen_k + bk - 1) / bk;
+  if (splits > ktiles) splits = ktiles > 0 ? (int32_t)ktiles : 1;
+  if (ctx->lim.loop_budget > 0 && ktiles > 0) { /* llvmpipe: keep under its loop limiter */
+    int64_t per_tile = scalar_loop_iterations_per_tile(c->bq, bk, c->tpr, p->head_dim, p->head_dim_v);
+    int64_t tiles_max = ctx->lim.loop_budget / per_tile;
+    if (tiles_max < 1) tiles_max = 1;
+    int64_t need = (ktiles + tiles_max - 1) / tiles_max;
+    if (need > splits) splits = (int32_t)need;
+  }
+  while (splits > 1 && (int64_t)p->batch * splits > ctx->lim.max_group_count[2]) splits--;
+  c->splits = splits;
+  if ((uint32_t)c->qblocks > ctx->lim.max_group_count[0] ||
+      (uint32_t)p->heads_q > ctx->lim.max_group_count[1] ||
+      (uint32_t)p->batch > ctx->lim.max_group_count[2] ||
+      (splits > 1 && (uint32_t)p->seqlen_q > ctx->lim.max_group_count[0]))
+    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "the problem needs more workgroups than maxComputeWorkGroupCount allows");
+  if (splits > 1) {
+    c->workspace = (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
+    if (c->workspace > range || c->workspace > UINT32_MAX) {
+      if (ctx->lim.loop_budget > 0)
+        return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                          "this driver's loop limit (llvmpipe) needs %d key splits, whose "
+                          "workspace (%zu bytes) exceeds maxStorageBufferRange",
+                          (int)splits, c->workspace);
+      c->splits = 1; /* fall back to one split */
+      c->workspace = 0;
+    }
+  }
+  return POLYATTN_OK;
+}
+
+polyattn_status pa_vk_plan(void *bctx, const pa_problem *p, size_t *workspace_bytes, pa_error *err) {
+  pa_vk_choice c;
+  polyattn_status st = pick((const pa_vk_ctx *)bctx, p, &c, err);
+  if (st == POLYATTN_OK) *workspace_bytes = c.workspace;
+  return st;
+}
+
+static uint32_t elem(const pa_view *v, size_t esize) { return v->buf ? (uint32_t)(v->offset / esize) : 0; }
+
+static void fill_params(const pa_problem *p, const pa_vk_choice *c, pa_vk_params *P) {
+  const size_t es = dtype_size(p->dtype);
+  memset(P, 0, sizeof *P);
+  P->q_off = elem(&p->q, es), P->k_off = elem(&p->k, es), P->v_off = elem(&p->v, es);
+  P->o_off = elem(&p->o, es), P->lse_off = elem(&p->lse, 4);
+  P->q_sb = (uint32_t)p->q.stride_b, P->q_ss = (uint32_t)p->q.stride_s, P->q_sh = (uint32_t)p->q.stride_h;
+  P->k_sb = (uint32_t)p->k.stride_b, P->k_ss = (uint32_t)p->k.stride_s, P->k_sh = (uint32_t)p->k.stride_h;
+  P->v_sb = (uint32_t)p->v.stride_b, P->v_ss = (uint32_t)p->v.stride_s, P->v_sh = (uint32_t)p->v.stride_h;
+  P->o_sb = (uint32_t)p->o.stride_b, P->o_ss = (uint32_t)p->o.stride_s, P->o_sh = (uint32_t)p->o.stride_h;
+  P->lse_sb = (uint32_t)p->lse.stride_b, P->lse_sh = (uint32_t)p->lse.stride_h;
+  P->lse_ss = (uint32_t)p->lse.stride_s;
+  P->batch = p->batch, P->seqlen_q = p->seqlen_q, P->seqlen_k = p->seqlen_k;
+  P->heads_q = p->heads_q, P->heads_kv = p->heads_kv;
+  P->scale = p->scale, P->softcap = p->softcap;
+  P->window_left = p->window_left, P->window_right = p->window_right;
+  uint32_t f = 0;
+  if (p->lse.buf) f |= PA_VK_HAS_LSE;
+  if (p->varlen) f |= PA_VK_VARLEN;
+  if (p->seqused_k.buf) f |= PA_VK_SEQUSED;
+  if (p->alibi.buf) f |= PA_VK_ALIBI;
+  if (p->sparsity == POLYATTN_SPARSITY_BLOCK) f |= PA_VK_BLOCK_MASK;
+  if (p->sparsity == POLYATTN_SPARSITY_NM_2_4) f |= PA_VK_NM_2_4;
+  P->flags = f;
+  P->cuq_off = elem(&p->cu_seqlens_q, 4), P->cuq_stride = (uint32_t)p->cu_seqlens_q.stride_s;
+  P->cuk_off = elem(&p->cu_seqlens_k, 4), P->cuk_stride = (uint32_t)p->cu_seqlens_k.stride_s;
+  P->used_off = elem(&p->seqused_k, 4), P->used_stride = (uint32_t)p->seqused_k.stride_s;
+  P->alibi_off = elem(&p->alibi, 4);
+  P->alibi_sb = (uint32_t)p->alibi.stride_b, P->alibi_sh = (uint32_t)p->alibi.stride_h;
+  P->mask_off = elem(&p->block_mask, 1);
+  P->mask_sb = (uint32_t)p->block_mask.stride_b, P->mask_sh = (uint32_t)p->block_mask.stride_h;
+  P->mask_ss = (uint32_t)p->block_mask.stride_s;
+  P->block_q = p->block_q, P->block_k = p->block_k;
+  P->num_splits = (uint32_t)c->splits;
+  P->ws_rows = (uint32_t)p->total_q;
+}
+
+/* The descriptor set of one forward: every binding of shaders/io.glsl, the
+ * context's dummy buffer where a tensor is absent. */
+static polyattn_status make_set(pa_vk_ctx *ctx, pa_vk_slot *slot, const pa_problem *p,
+                                const struct polyattn_buffer *ws, VkDescriptorSet *set, pa_error *err) {
+  VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                    .descriptorPool = slot->pool,
+                                    .descriptorSetCount = 1,
+                                    .pSetLayouts = &ctx->set_layout};
+  VkResult r = vkAllocateDescriptorSets(ctx->device, &ai, set);
+  if (r != VK_SUCCESS) return pa_vk_status(err, r, "vkAllocateDescriptorSets");
+  const pa_view *views[PA_VK_BINDINGS - 1] = {&p->q, &p->k, &p->v, &p->o, &p->lse,
+                                              &p->cu_seqlens_q, &p->cu_seqlens_k, &p->seqused_k,
+                                              &p->alibi, &p->block_mask, NULL};
+  VkDescriptorBufferInfo info[PA_VK_BINDINGS];
+  VkWriteDescriptorSet w[PA_VK_BINDINGS];
+  info[0] = (VkDescriptorBufferInfo){slot->params.buf, 0, sizeof(pa_vk_params)};
+  for (int i = 1; i < PA_VK_BINDINGS; ++i) {
+    const struct polyattn_buffer *b = i == PA_VK_BINDINGS - 1 ? ws : views[i - 1]->buf;
+    info[i] = (VkDescriptorBufferInfo){b ? pa_vk_buffer_of(b) : ctx->dummy.buf, 0, VK_WHOLE_SIZE};
+  }
+  for (int i = 0; i < PA_VK_BINDINGS; ++i)
+    w[i] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                  .dstSet = *set,
+                                  .dstBinding = (uint32_t)i,
+                                  .descriptorCount = 1,
+                                  .descriptorType = i == 0 ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER
+                                                           : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                  .pBufferInfo = &info[i]};
+  vkUpdateDescriptorSets(ctx->device, PA_VK_BINDINGS, w, 0, NULL);
+  return POLYATTN_OK;
+}
+
+/* Record and submit; returns without waiting for the device. */
+polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct polyattn_buffer *workspace,
+                              pa_error *err) {
+  pa_vk_ctx *ctx = (pa_vk_ctx *)bctx;
+  pa_vk_choice c;
+  polyattn_status st = pick(ctx, p, &c, err);
+  if (st != POLYATTN_OK) return st;
+  if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
+
+  const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
+  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, c.bq * c.tpr};
+  const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
+  VkPipeline fwd, merge = VK_NULL_HANDLE;
+  if ((st = pa_vk_pipeline_get(ctx, c.kernel, spec, &fwd, err)) != POLYATTN_OK) return st;
+  if (c.splits > 1 && (st = pa_vk_pipeline_get(ctx, PA_VK_KERNEL_MERGE, merge_spec, &merge, err)) != POLYATTN_OK)
+    return st;
+
+  pa_vk_slot *slot;
+  if ((st = pa_vk_slot_acquire(ctx, &slot, err)) != POLYATTN_OK) return st;
+  fill_params(p, &c, (pa_vk_params *)slot->params.map);
+  VkDescriptorSet set;
+  if ((st = make_set(ctx, slot, p, c.splits > 1 ? workspace : NULL, &set, err)) != POLYATTN_OK) {
+    (void)vkEndCommandBuffer(slot->cmd);
+    return st;
+  }
+  vkCmdBindDescriptorSets(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipe_layout, 0, 1, &set, 0, NULL);
+  vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, fwd);
+  vkCmdDispatch(slot->cmd, (uint32_t)c.qblocks, (uint32_t)p->heads_q, (uint32_t)(p->batch * c.splits));
+  if (c.splits > 1) {
+    VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+                          .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,
+                          .dstAccessMask = VK_ACCESS_SHADER_READ_BIT};
+    vkCmdPipelineBarrier(slot->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+                         VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &mb, 0, NULL, 0, NULL);
+    vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, merge);
+    vkCmdDispatch(slot->cmd, (uint32_t)p->seqlen_q, (uint32_t)p->heads_q, (uint32_t)p->batch);
+  }
+  return pa_vk_slot_submit(ctx, slot, err);
+}
+
+polyattn_status pa_vk_backward(void *bctx, const pa_problem *p, const struct polyattn_buffer *workspace,
+                               pa_error *err) {
+  (void)workspace;
+  pa_vk_choice c;
+  return pick((const pa_vk_ctx *)bctx, p, &c, err); /* says why: forward only */
+}

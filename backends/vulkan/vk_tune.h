@@ -1,0 +1,21 @@
+/* The Vulkan scalar path's tuning table: what the planner is asked for before the
+ * device's limits shrink it. Starting points, not yet measured on a GPU (lavapipe
+ * timings are in bench/RESULTS.md once measured); change them only with a
+ * measurement. */
+#ifndef PA_VK_TUNE_H
+#define PA_VK_TUNE_H
+
+/* Query rows per workgroup and keys per tile asked of pa_plan_tiles(). */
+#define PA_VK_SCALAR_PREFER_BQ 32
+#define PA_VK_SCALAR_PREFER_BK 32
+/* Invocations per workgroup the scalar kernel aims for (BQ x threads per row);
+ * 128 is the smallest maxComputeWorkGroupInvocations Vulkan allows. */
+#define PA_VK_SCALAR_THREADS 128
+/* The split-KV merge kernel's workgroup. */
+#define PA_VK_MERGE_THREADS 64
+
+_Static_assert(PA_VK_SCALAR_PREFER_BQ % 4 == 0 && PA_VK_SCALAR_PREFER_BK % 4 == 0,
+               "the planner aligns tiles to 4 (2:4 groups)");
+_Static_assert(PA_VK_SCALAR_THREADS <= 128, "must fit every Vulkan device's workgroup limit");
+
+#endif
