@@ -6,22 +6,11 @@
  * host buffers) and writes nothing but *p and *err, so on failure the caller's
  * outputs are untouched. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "backend.h"
 #include "problem.h"
-
-polyattn_status pa_fail(pa_error *err, polyattn_status status, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
 
 #define CHECK(expr)                                                                \
   do {                                                                             \

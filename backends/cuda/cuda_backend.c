@@ -3,27 +3,16 @@
  * The CUDA runtime is linked statically, so this file loads anywhere; on a machine
  * without a driver or device, polyattn_module_score() returns 0 and the probe's
  * reason is the runtime's own error message. */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "cuda_internal.h"
 
 #define PA_MODULE_EXPORT __attribute__((visibility("default")))
 
-polyattn_status pa_cuda_fail(pa_error *err, polyattn_status status, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
-
 polyattn_status pa_cuda_status(pa_error *err, cudaError_t e, const char *what) {
   polyattn_status st = e == cudaErrorMemoryAllocation ? POLYATTN_ERR_OUT_OF_MEMORY
                                                       : POLYATTN_ERR_DEVICE;
-  return pa_cuda_fail(err, st, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
+  return pa_fail(err, st, "%s: %s (%s)", what, cudaGetErrorString(e), cudaGetErrorName(e));
 }
 
 static const pa_backend_ops cuda_ops = {

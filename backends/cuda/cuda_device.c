@@ -58,13 +58,13 @@ polyattn_status pa_cuda_context_create(int32_t device, void *native_stream, int3
   cudaError_t e = cudaGetDeviceCount(&n);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaGetDeviceCount");
   if (device < 0 || device >= n)
-    return pa_cuda_fail(err, POLYATTN_ERR_INVALID_VALUE, "device %d: there are %d CUDA devices",
+    return pa_fail(err, POLYATTN_ERR_INVALID_VALUE, "device %d: there are %d CUDA devices",
                         (int)device, n);
   struct cudaDeviceProp prop;
   if ((e = cudaGetDeviceProperties(&prop, device)) != cudaSuccess)
     return pa_cuda_status(err, e, "cudaGetDeviceProperties");
   if (arch_of(&prop) < PA_CUDA_MIN_ARCH)
-    return pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                         "device %d (%s) has compute capability %d.%d; this module is built for "
                         "%d.%d and newer (POLYATTN_CUDA_ARCHS)",
                         (int)device, prop.name, prop.major, prop.minor, PA_CUDA_MIN_ARCH / 10,
@@ -72,7 +72,7 @@ polyattn_status pa_cuda_context_create(int32_t device, void *native_stream, int3
   if ((e = cudaSetDevice(device)) != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
 
   pa_cuda_ctx *ctx = (pa_cuda_ctx *)calloc(1, sizeof *ctx);
-  if (!ctx) return pa_cuda_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "CUDA context: out of memory");
+  if (!ctx) return pa_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "CUDA context: out of memory");
   ctx->device = device;
   ctx->dev.cc_major = prop.major;
   ctx->dev.cc_minor = prop.minor;

@@ -33,11 +33,11 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
   } else if (!strcmp(want, "decode")) {
     if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
   } else {
-    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                  "POLYATTN_CUDA_KERNEL=%s is not one of simple, ampere, volta, decode", want);
     return PA_CUDA_KERNEL_NONE;
   }
-  pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
+  pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
   return PA_CUDA_KERNEL_NONE;
 }
 
@@ -46,24 +46,24 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
     const char *want = getenv("POLYATTN_CUDA_KERNEL");
     pa_error why = {{0}};
     if (want && *want && strcmp(want, "simple") != 0) {
-      pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+      pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                    "POLYATTN_CUDA_KERNEL=%s: the CUDA backward has only the simple kernel so "
                    "far (tensor-core backward: issue 4)", want);
       return PA_CUDA_KERNEL_NONE;
     }
     if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
-    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s",
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s",
                  why.msg);
     return PA_CUDA_KERNEL_NONE;
   }
   if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
       p->dtype != POLYATTN_DTYPE_BF16) {
-    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s is not supported by the CUDA backend",
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s is not supported by the CUDA backend",
                  p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "(not f32, f16 or bf16)");
     return PA_CUDA_KERNEL_NONE;
   }
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK || p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
-    pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                  "%s sparsity is not implemented by the CUDA backend yet (issue 5)",
                  p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK ? "AUTO_BLOCK" : "2:4");
     return PA_CUDA_KERNEL_NONE;
@@ -85,7 +85,7 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
   }
   pa_error why = {{0}};
   if (pa_cuda_simple_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
-  pa_cuda_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA kernel runs this problem: %s", why.msg);
+  pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA kernel runs this problem: %s", why.msg);
   return PA_CUDA_KERNEL_NONE;
 }
 

@@ -23,13 +23,8 @@ typedef struct pa_cuda_ctx {
   char name[256];
 } pa_cuda_ctx;
 
-/* Fill err->msg (printf-style) and return `status`. The module does not link the
- * core's pa_fail(): it is a separate shared object with hidden symbols. */
-polyattn_status pa_cuda_fail(pa_error *err, polyattn_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* Errors are reported with pa_fail() (problem.h; common/error.c is compiled into the
+ * module). */
 
 /* A CUDA runtime error as a status: POLYATTN_ERR_OUT_OF_MEMORY for allocation
  * failures, POLYATTN_ERR_DEVICE otherwise, with "what: <CUDA message> (<name>)". */

@@ -3,22 +3,11 @@
  * the module does not load and the registry lists the dlopen error, and where the
  * loader finds no usable device polyattn_module_score() returns 0 and the probe
  * says why. */
-#include <stdarg.h>
 #include <stdio.h>
 
 #include "vk_internal.h"
 
 #define PA_MODULE_EXPORT __attribute__((visibility("default")))
-
-polyattn_status pa_vk_fail(pa_error *err, polyattn_status status, const char *fmt, ...) {
-  if (err) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-  }
-  return status;
-}
 
 const char *pa_vk_result_name(VkResult r) {
   switch (r) {
@@ -47,7 +36,7 @@ polyattn_status pa_vk_status(pa_error *err, VkResult r, const char *what) {
   polyattn_status st = (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
                            ? POLYATTN_ERR_OUT_OF_MEMORY
                            : POLYATTN_ERR_DEVICE;
-  return pa_vk_fail(err, st, "%s: %s (%d)", what, pa_vk_result_name(r), (int)r);
+  return pa_fail(err, st, "%s: %s (%d)", what, pa_vk_result_name(r), (int)r);
 }
 
 static const pa_backend_ops vk_ops = {

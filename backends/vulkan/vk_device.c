@@ -47,7 +47,7 @@ polyattn_status pa_vk_check_validation(pa_vk_ctx *ctx, pa_error *err) {
   if (!ctx->validation_errors) return POLYATTN_OK;
   int n = ctx->validation_errors;
   ctx->validation_errors = 0;
-  return pa_vk_fail(err, POLYATTN_ERR_DEVICE, "Vulkan validation: %d error(s); first: %s", n,
+  return pa_fail(err, POLYATTN_ERR_DEVICE, "Vulkan validation: %d error(s); first: %s", n,
                     ctx->validation_msg);
 }
 
@@ -436,10 +436,10 @@ static const void *coopmat_chain(coopmat_enable *e, const char *dialect) {
 /* The caller's device and queue (native_stream = polyattn_vulkan_queue *). */
 static polyattn_status borrow(pa_vk_ctx *ctx, const polyattn_vulkan_queue *q, pa_error *err) {
   if (q->struct_size < sizeof *q)
-    return pa_vk_fail(err, POLYATTN_ERR_ABI, "native_stream: polyattn_vulkan_queue.struct_size is %u, "
+    return pa_fail(err, POLYATTN_ERR_ABI, "native_stream: polyattn_vulkan_queue.struct_size is %u, "
                       "%zu expected", q->struct_size, sizeof *q);
   if (!q->physical_device || !q->device || !q->queue)
-    return pa_vk_fail(err, POLYATTN_ERR_NULL_ARGUMENT,
+    return pa_fail(err, POLYATTN_ERR_NULL_ARGUMENT,
                       "native_stream: polyattn_vulkan_queue needs physical_device, device and queue");
   ctx->borrowed = 1;
   ctx->phys = (VkPhysicalDevice)q->physical_device;
@@ -447,18 +447,18 @@ static polyattn_status borrow(pa_vk_ctx *ctx, const polyattn_vulkan_queue *q, pa
   ctx->queue = (VkQueue)q->queue;
   ctx->queue_family = q->queue_family_index;
   const char *no = unusable_because(ctx->phys);
-  if (*no) return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED, "the caller's Vulkan device: %s", no);
+  if (*no) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "the caller's Vulkan device: %s", no);
   return POLYATTN_OK;
 }
 
 static polyattn_status own(pa_vk_ctx *ctx, int32_t device, pa_error *err) {
   char why[400] = "";
   VkResult r = instance_create(ctx, &ctx->instance, why, sizeof why);
-  if (r != VK_SUCCESS) return pa_vk_fail(err, POLYATTN_ERR_BACKEND, "%s", why);
+  if (r != VK_SUCCESS) return pa_fail(err, POLYATTN_ERR_BACKEND, "%s", why);
   VkPhysicalDevice devs[PA_VK_MAX_DEVICES];
   uint32_t n = usable_devices(ctx->instance, devs, why, sizeof why);
   int pick = n ? choose(devs, n, device, why, sizeof why) : -1;
-  if (pick < 0) return pa_vk_fail(err, n ? POLYATTN_ERR_INVALID_VALUE : POLYATTN_ERR_BACKEND, "%s", why);
+  if (pick < 0) return pa_fail(err, n ? POLYATTN_ERR_INVALID_VALUE : POLYATTN_ERR_BACKEND, "%s", why);
   ctx->phys = devs[pick];
   compute_family(ctx->phys, &ctx->queue_family);
   float prio = 1.0f;
@@ -488,7 +488,7 @@ polyattn_status pa_vk_context_create(int32_t device, void *native_stream, int32_
   (void)num_threads;
   *bctx = NULL;
   pa_vk_ctx *ctx = (pa_vk_ctx *)calloc(1, sizeof *ctx);
-  if (!ctx) return pa_vk_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "Vulkan context: out of memory");
+  if (!ctx) return pa_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "Vulkan context: out of memory");
   polyattn_status st = native_stream ? borrow(ctx, (const polyattn_vulkan_queue *)native_stream, err)
                                      : own(ctx, device, err);
   if (st == POLYATTN_OK) {

@@ -76,7 +76,7 @@ static polyattn_status pick_scalar(const pa_vk_ctx *ctx, const pa_problem *p, co
   while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bk > 4) bk /= 2;
   while (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes && bq > 4) bq /= 2;
   if (scalar_shared_bytes(bq, bk, p->head_dim, p->head_dim_v) > ctx->lim.shared_bytes)
-    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "head dims %d/%d need more than the device's %u bytes of shared memory",
                       (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
   int32_t threads = PA_VK_SCALAR_THREADS;
@@ -114,7 +114,7 @@ static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, p
     why = "the cooperative-matrix kernel needs head dims that are multiples of 16";
   else if (sgs < 16 || sgs % 16)
     why = "the cooperative-matrix kernel needs a subgroup size that is a multiple of 16";
-  if (why) return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_VULKAN_KERNEL=coopmat: %s", why);
+  if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_VULKAN_KERNEL=coopmat: %s", why);
   for (int32_t nsg = 4; nsg >= 1; nsg /= 2)
     for (int32_t bk = 64; bk >= 16; bk /= 2) {
       int32_t bq = 16 * nsg;
@@ -127,7 +127,7 @@ static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, p
       c->qblocks = (p->seqlen_q + bq - 1) / bq;
       return POLYATTN_OK;
     }
-  return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+  return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                     "POLYATTN_VULKAN_KERNEL=coopmat: head dims %d/%d need more than the device's %u "
                     "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
 }
@@ -137,14 +137,14 @@ static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 
 static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c, pa_error *err) {
   memset(c, 0, sizeof *c);
   if (p->pass == PA_PASS_BACKWARD)
-    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "the Vulkan backend computes the forward only; its backward is not written yet");
   if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
-    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "dtype %d is not supported by the Vulkan backend (f32, f16, bf16 are)",
                       (int)p->dtype);
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)
-    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "AUTO_BLOCK sparsity is not implemented by the Vulkan backend (pass a BLOCK mask)");
   const size_t esize = dtype_size(p->dtype);
   const VkDeviceSize range = ctx->lim.max_storage_range;
@@ -159,7 +159,7 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
                {&p->alibi, 4, "alibi_slopes"}, {&p->block_mask, 1, "block_mask"}};
   for (size_t i = 0; i < sizeof views / sizeof views[0]; ++i)
     if (!view_fits(views[i].v, views[i].esize, range))
-      return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+      return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                         "%s: the Vulkan kernels need its buffer within maxStorageBufferRange "
                         "(%llu bytes) and 32-bit element offsets and strides, aligned to the element",
                         views[i].name, (unsigned long long)range);
@@ -177,7 +177,7 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
    * only when asked for, and then the call is unsupported rather than falling back. */
   const char *want = getenv("POLYATTN_VULKAN_KERNEL");
   if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat"))
-    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat", want);
   if (want && !strcmp(want, "coopmat")) {
     polyattn_status st = pick_coopmat(ctx, p, c, err);
@@ -207,13 +207,13 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
       (uint32_t)p->heads_q > ctx->lim.max_group_count[1] ||
       (uint32_t)p->batch > ctx->lim.max_group_count[2] ||
       (splits > 1 && (uint32_t)p->seqlen_q > ctx->lim.max_group_count[0]))
-    return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "the problem needs more workgroups than maxComputeWorkGroupCount allows");
   if (splits > 1) {
     c->workspace = (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
     if (c->workspace > range || c->workspace > UINT32_MAX) {
       if (ctx->lim.loop_budget > 0)
-        return pa_vk_fail(err, POLYATTN_ERR_UNSUPPORTED,
+        return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                           "this driver's loop limit (llvmpipe) needs %d key splits, whose "
                           "workspace (%zu bytes) exceeds maxStorageBufferRange",
                           (int)splits, c->workspace);

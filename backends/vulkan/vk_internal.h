@@ -108,12 +108,8 @@ typedef struct pa_vk_ctx {
   char validation_msg[512];
 } pa_vk_ctx;
 
-/* vk_backend.c */
-polyattn_status pa_vk_fail(pa_error *err, polyattn_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* Errors are reported with pa_fail() (problem.h; common/error.c is compiled into the
+ * module). */
 /* A VkResult as a status (OUT_OF_MEMORY for the memory errors, else DEVICE). */
 polyattn_status pa_vk_status(pa_error *err, VkResult r, const char *what);
 const char *pa_vk_result_name(VkResult r);

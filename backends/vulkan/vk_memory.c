@@ -45,7 +45,7 @@ polyattn_status pa_vk_mem_create(pa_vk_ctx *ctx, VkDeviceSize size, int host_vis
   int type = find_memory_type(ctx, req.memoryTypeBits, need, prefer);
   if (type < 0) {
     pa_vk_mem_destroy(ctx, m);
-    return pa_vk_fail(err, POLYATTN_ERR_DEVICE, "no Vulkan memory type for a %s buffer",
+    return pa_fail(err, POLYATTN_ERR_DEVICE, "no Vulkan memory type for a %s buffer",
                       host_visible ? "host-visible" : "device");
   }
   VkMemoryAllocateInfo mai = {.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
@@ -89,7 +89,7 @@ polyattn_status pa_vk_buffer_alloc(void *bctx, size_t bytes, void **handle, void
                                    pa_error *err) {
   pa_vk_ctx *ctx = (pa_vk_ctx *)bctx;
   pa_vk_mem *m = (pa_vk_mem *)calloc(1, sizeof *m);
-  if (!m) return pa_vk_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "Vulkan buffer: out of host memory");
+  if (!m) return pa_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "Vulkan buffer: out of host memory");
   polyattn_status st = pa_vk_mem_create(ctx, bytes, 0, m, err);
   if (st != POLYATTN_OK) {
     free(m);
