@@ -5,9 +5,11 @@
  * FlashAttention-2's sm80 backward shape reduced to what is easiest to get right:
  * each warp owns 16 keys of the key block (one mma M tile of dK and dV, in fp32
  * registers for the whole kernel), so block_k = 16 * warps; query tiles of block_q
- * rows stream through a two-stage cp.async pipeline. Budget per thread at hd128,
- * block_q 64: dK + dV 2 x 64, S^T and dP^T 2 x 32, dQ partial 64 (after dK, dV of
- * the tile are done) registers; ptxas -v results are in docs/decisions.md 43.
+ * rows stream through a two-stage cp.async pipeline. Registers per thread at hd128:
+ * dK + dV 2 x 64 for the whole kernel, S^T and dP^T 2 x block_q / 2, the dQ partial
+ * block_q / 16 * 16 * D / warps / 32 after dK, dV of the tile are done; block_q 64
+ * spilled ~190 bytes at hd128 (255 registers), so hd128 takes 32 (ptxas -v results
+ * in docs/decisions.md 43).
  *   warps      4; block_k = 64 keys per block.
  *   block_q    query rows per inner step (a multiple of 32: the dS tile's swizzle
  *              needs a multiple of 4 chunks per row).
@@ -25,7 +27,7 @@ struct pa_ampere_bwd_tune;
   template <> struct pa_ampere_bwd_tune<D> { enum { warps = W, block_q = BQ, min_blocks = MINB }; }
 /*          D    warps  block_q  min_blocks */
 PA_BWD_TUNE(64,  4,     64,      2);
-PA_BWD_TUNE(128, 4,     64,      2);
+PA_BWD_TUNE(128, 4,     32,      2);
 #undef PA_BWD_TUNE
 
 template <int D>
@@ -57,6 +59,8 @@ struct pa_ampere_bwd_cfg {
   static_assert(block_q % 32 == 0, "dS^T rows of block_q elements: a multiple of 4 chunks");
   static_assert(warps % q_mtiles == 0 && dq_cols % 16 == 0,
                 "the dQ partial splits into whole 16 x 16 blocks per warp");
+  static_assert(dq_slices == 1 || dq_cols % 64 == 0,
+                "a column slice starts on a multiple of 8 chunks (outside the swizzle's bits)");
   static_assert((block_k * D / 8) % threads == 0 && (block_q * D / 8) % threads == 0,
                 "tile loads: every thread copies the same number of 16-byte chunks");
   static_assert(block_q <= threads, "one thread per query row loads the row statistics");

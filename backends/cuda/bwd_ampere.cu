@@ -365,7 +365,8 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
       __syncthreads(); /* dS^T of every warp visible */
       /* dQ partial [16 queries x dq_cols] per warp: query rows 16 mq.., columns c0.. */
       const int mq = warp % cfg::q_mtiles;
-      /* a constant when one slice covers D, so the ldmatrix offsets stay in registers */
+      /* The slice's first column: a multiple of 64 (8 chunks), so it adds to the
+       * address outside the swizzle's XOR bits and the lane offsets stay in registers. */
       const int c0 = cfg::dq_slices == 1 ? 0 : (warp / cfg::q_mtiles) * cfg::dq_cols;
       float dq[DQ_TILES][4];
 #pragma unroll
@@ -377,7 +378,7 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
 #pragma unroll
         for (int dd = 0; dd < DQ_TILES / 2; ++dd) {
           uint32_t b[4]; /* B (.trans): keys 16kk..+15, dims c0 + 16dd..+15 */
-          pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_k, 16 * kk, c0 / 16 + dd));
+          pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_k, 16 * kk, dd) + (uint32_t)(2 * c0));
           pa_mma_16816<T>(dq[2 * dd], a, b[0], b[1]);
           pa_mma_16816<T>(dq[2 * dd + 1], a, b[2], b[3]);
         }
