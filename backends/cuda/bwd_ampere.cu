@@ -494,8 +494,8 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (!bucket)
     PA_NO("the Ampere backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
           (int)p->head_dim, (int)p->head_dim_v);
-  if (p->heads_kv > 65535 || p->batch > 65535)
-    PA_NO("the Ampere backward's grid takes at most 65535 kv heads and batch entries");
+  if (p->heads_q > 65535 || p->batch > 65535)
+    PA_NO("the Ampere backward's grids take at most 65535 heads and batch entries");
   if (!p->lse.buf || !p->o.buf) PA_NO("the Ampere backward needs the forward's out and lse");
   if (const char *name = pa_bwd_misaligned(p))
     PA_NO("the Ampere backward needs 16-byte aligned rows: %s's address and strides must be "
