@@ -6,18 +6,19 @@
 #   ../shared/tools/devkit --vulkan build/bin/* build/lib/*.so*     # on the build machine
 #   bash bench/gpu/vulkan.sh [GROUP...]                             # on the GPU machine
 #
-# Groups (default: devices sweep perf):
+# Groups (default: devices sweep prefill decode):
 #   devices  polyattn devices: the vulkan backend must be usable on a GPU (not a CPU
 #            driver); which cooperative-matrix dialect the device takes
 #   sweep    test_vulkan; the forward sweep with the default choice, on the scalar
 #            kernel, on the decode kernel and on the cooperative-matrix kernel (forced
 #            by POLYATTN_VULKAN_KERNEL: cases a kernel does not take are SKIPPED), and
 #            with POLYATTN_VULKAN_LIMITS=mobile
-#   perf     hd128 S=8192 (f16, B=2, Hq=16, non-causal and causal) and decode (f16, B=8,
-#            Hq=32, Hkv=8, D=128, Sq=1, Sk=32768) on the scalar and cooperative-matrix
-#            kernels and on CUDA, same problems (issue 6's targets: coopmat >= 50% of
-#            CUDA at hd128 S=8192; decode >= 60% of the 4.2 TB/s copy bandwidth, as
-#            K+V bytes / median time)
+#   prefill  hd128 S=8192 (f16, B=2, Hq=16, non-causal and causal) on the cooperative-
+#            matrix and scalar kernels and on CUDA (issue 6's target: coopmat >= 50%
+#            of CUDA)
+#   decode   f16 and bf16, B=8, Hq=32, Hkv=8, D=128, Sq=1, Sk=32768: the default
+#            choice (the decode kernel), the scalar kernel, CUDA (target: >= 60% of
+#            the 4.2 TB/s copy bandwidth, as K+V bytes / median time)
 #   bench    the standard sweep (f16, D 64 and 128) on vulkan-coopmat, vulkan-scalar and
 #            cuda: JSON lines in $LOG/bench-*.json
 # Times are host-measured around one synchronised call (submission included).
@@ -62,9 +63,22 @@ perf_run() {
   fi
 }
 
-group_perf() {
+# perf_table: the perf runs' median times and rates, to $LOG/perf.txt.
+perf_table() {
+  {
+    printf '%-28s %12s %12s\n' run "median ms" "TFLOP/s|TB/s"
+    for f in "$LOG"/prefill-*.log "$LOG"/decode-*.log; do
+      [ -f "$f" ] || continue
+      awk -v n="$(basename "$f" .log)" '$1 == "forward" {
+        ms = $2; rate = $(NF - 1) " " $NF
+        if (n ~ /^decode/) { rate = sprintf("%.3f TB/s", 2 * 8 * 32768 * 8 * 128 * 2 / (ms * 1e-3) / 1e12) }
+        printf "%-28s %12s %12s\n", n, ms, rate; exit }' "$f"
+    done
+  } | tee "$LOG/perf.txt"
+}
+
+group_prefill() {
   local prefill="--dtype f16 --batch 2 --heads 16 --dim 128 --seq 8192 --repeat 20"
-  local decode="--dtype f16 --batch 8 --heads 32 --kv-heads 8 --dim 128 --seq-q 1 --seq-k 32768 --repeat 50"
   local c
   for c in "" --causal; do
     # shellcheck disable=SC2086 # one word per option
@@ -74,6 +88,11 @@ group_perf() {
       perf_run "prefill-cuda$c" cuda - $prefill $c
     }
   done
+  perf_table
+}
+
+group_decode() {
+  local decode="--dtype f16 --batch 8 --heads 32 --kv-heads 8 --dim 128 --seq-q 1 --seq-k 32768 --repeat 50"
   # shellcheck disable=SC2086
   {
     perf_run decode-vulkan vulkan - $decode
@@ -81,15 +100,7 @@ group_perf() {
     perf_run decode-scalar vulkan scalar $decode
     perf_run decode-cuda cuda - $decode
   }
-  {
-    printf '%-28s %12s %12s\n' run "median ms" "TFLOP/s|TB/s"
-    for f in "$LOG"/prefill-*.log "$LOG"/decode-*.log; do
-      awk -v n="$(basename "$f" .log)" '$1 == "forward" {
-        ms = $2; rate = $(NF - 1) " " $NF
-        if (n ~ /^decode/) { rate = sprintf("%.3f TB/s", 2 * 8 * 32768 * 8 * 128 * 2 / (ms * 1e-3) / 1e12) }
-        printf "%-28s %12s %12s\n", n, ms, rate; exit }' "$f"
-    done
-  } | tee "$LOG/perf.txt"
+  perf_table
 }
 
 group_bench() {
@@ -102,11 +113,11 @@ group_bench() {
 }
 
 GROUPS_TO_RUN=("$@")
-[ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(devices sweep perf)
+[ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(devices sweep prefill decode)
 for g in "${GROUPS_TO_RUN[@]}"; do
   case $g in
-    devices | sweep | perf | bench) "group_$g" ;;
-    *) echo "vulkan.sh: unknown group '$g' (devices, sweep, perf, bench)"; exit 2 ;;
+    devices | sweep | prefill | decode | bench) "group_$g" ;;
+    *) echo "vulkan.sh: unknown group '$g' (devices, sweep, prefill, decode, bench)"; exit 2 ;;
   esac
 done
 pa_gpu_finish
