@@ -22,6 +22,7 @@
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_shuffle : require
+#extension GL_EXT_control_flow_attributes : require
 
 layout(constant_id = 0) const int D = 128; // = DV
 layout(constant_id = 1) const int DV = 128;
@@ -48,7 +49,7 @@ shared float sM[KL], sL[KL];
 
 // The 8 values of a 16-byte word of fp16 or bf16.
 void unpack8(uvec4 w, out float x[8]) {
-  for (int e = 0; e < 4; ++e) {
+  [[unroll]] for (int e = 0; e < 4; ++e) {
     uint u = w[e];
     if (PA_DTYPE == PA_BF16) {
       x[2 * e] = uintBitsToFloat(u << 16);
@@ -75,17 +76,23 @@ void main() {
   const pa_mask m = pa_problem_mask(seq);
   const int nq = min(seq.len_q, SQ);
 
-  // This lane's dims of every row's query, and the rows' ALiBi slopes.
+  // This lane's dims of every row's query, the rows' ALiBi slopes and key ranges.
+  // Every loop over R, U, C or 8 is unrolled ([[unroll]]: their bounds are
+  // specialization constants), so the arrays below live in registers.
   float q[R][C * 8];
   float slope[R];
-  for (int r = 0; r < R; ++r) {
+  int r_lo[R], r_hi[R];
+  [[unroll]] for (int r = 0; r < R; ++r) {
     const int h = hk * G + r / SQ, i = r % SQ;
     slope[r] = pa_problem_alibi_slope(b, h);
+    pa_mask_row_range(m, i, r_lo[r], r_hi[r]);
+    if (i >= nq) r_hi[r] = r_lo[r]; // a padding row keeps nothing
     const uint e0 = i < nq ? pa_view_row(P.q_off, P.q_sb, P.q_ss, P.q_sh, b, seq.q_start, i, h) : 0u;
-    for (int c = 0; c < C; ++c)
-      for (int e = 0; e < 8; ++e)
+    [[unroll]] for (int c = 0; c < C; ++c)
+      [[unroll]] for (int e = 0; e < 8; ++e)
         q[r][c * 8 + e] = i < nq ? pa_load_q(e0 + uint(8 * (c * DL + dl) + e)) : 0.0;
   }
+  const bool block_mask = (P.flags & PA_BLOCK_MASK) != 0u;
 
   // This split's keys: the rows' union range, cut into runs of whole iterations.
   int lo, hi;
@@ -98,62 +105,65 @@ void main() {
 
   pa_softmax_row row[R];
   float acc[R][C * 8];
-  for (int r = 0; r < R; ++r) {
+  [[unroll]] for (int r = 0; r < R; ++r) {
     row[r] = pa_softmax_start();
-    for (int x = 0; x < C * 8; ++x) acc[r][x] = 0.0;
+    [[unroll]] for (int x = 0; x < C * 8; ++x) acc[r][x] = 0.0;
   }
 
   for (int jb = j_begin; jb < j_end; jb += step) {
+    // Every K and V word of the iteration is requested before any is used.
     uvec4 kw[U][C], vw[U][C];
-    for (int u = 0; u < U; ++u) {
+    [[unroll]] for (int u = 0; u < U; ++u) {
       const int j = min(jb + u * KL + kl, j_end - 1); // a clamped key is loaded, then dropped
       const uint kr = pa_view_row(P.k_off, P.k_sb, P.k_ss, P.k_sh, b, seq.k_start, j, hk) >> 3;
       const uint vr = pa_view_row(P.v_off, P.v_sb, P.v_ss, P.v_sh, b, seq.k_start, j, hk) >> 3;
-      for (int c = 0; c < C; ++c) {
+      [[unroll]] for (int c = 0; c < C; ++c) {
         kw[u][c] = k_vec[kr + uint(c * DL + dl)];
         vw[u][c] = v_vec[vr + uint(c * DL + dl)];
       }
     }
+    // Scores: partial dots over this lane's dims, summed across the key's DL lanes.
     float s[U][R];
-    for (int u = 0; u < U; ++u) {
+    [[unroll]] for (int u = 0; u < U; ++u) {
       float kx[C * 8];
-      for (int c = 0; c < C; ++c) {
+      [[unroll]] for (int c = 0; c < C; ++c) {
         float x8[8];
         unpack8(kw[u][c], x8);
-        for (int e = 0; e < 8; ++e) kx[c * 8 + e] = x8[e];
+        [[unroll]] for (int e = 0; e < 8; ++e) kx[c * 8 + e] = x8[e];
       }
-      for (int r = 0; r < R; ++r) {
+      [[unroll]] for (int r = 0; r < R; ++r) {
         float dot = 0.0;
-        for (int x = 0; x < C * 8; ++x) dot = fma(q[r][x], kx[x], dot);
-        for (int o = DL / 2; o > 0; o /= 2) dot += subgroupShuffleXor(dot, uint(o));
+        [[unroll]] for (int x = 0; x < C * 8; ++x) dot = fma(q[r][x], kx[x], dot);
+        [[unroll]] for (int o = DL / 2; o > 0; o /= 2) dot += subgroupShuffleXor(dot, uint(o));
         s[u][r] = dot;
       }
     }
-    for (int r = 0; r < R; ++r) {
+    float vx[U][C * 8];
+    [[unroll]] for (int u = 0; u < U; ++u)
+      [[unroll]] for (int c = 0; c < C; ++c) {
+        float x8[8];
+        unpack8(vw[u][c], x8);
+        [[unroll]] for (int e = 0; e < 8; ++e) vx[u][c * 8 + e] = x8[e];
+      }
+    [[unroll]] for (int r = 0; r < R; ++r) {
       const int h = hk * G + r / SQ, i = r % SQ;
       float tile_max = PA_NEG_INF;
-      for (int u = 0; u < U; ++u) {
+      [[unroll]] for (int u = 0; u < U; ++u) {
         const int j = jb + u * KL + kl;
-        float sc = PA_NEG_INF;
-        if (i < nq && j < j_end && pa_mask_keep(m, i, j) &&
-            pa_block_mask_keep(b, h, i / P.block_q, j / P.block_k))
-          sc = pa_score(s[u][r], P.scale, P.softcap, slope[r], m, i, j);
-        s[u][r] = sc;
-        tile_max = max(tile_max, sc);
+        const bool keep = j < j_end && j >= r_lo[r] && j < r_hi[r] &&
+                          (!block_mask || pa_block_mask_keep(b, h, i / P.block_q, j / P.block_k));
+        s[u][r] = keep ? pa_score(s[u][r], P.scale, P.softcap, slope[r], m, i, j) : PA_NEG_INF;
+        tile_max = max(tile_max, s[u][r]);
       }
       const float alpha = pa_softmax_update_max(row[r], tile_max);
       pa_softmax_rescale(row[r], alpha);
       const float ref = pa_softmax_ref(row[r]);
       float p_sum = 0.0;
-      for (int x = 0; x < C * 8; ++x) acc[r][x] *= alpha;
-      for (int u = 0; u < U; ++u) {
+      [[unroll]] for (int x = 0; x < C * 8; ++x) acc[r][x] *= alpha;
+      [[unroll]] for (int u = 0; u < U; ++u) {
         const float p = pa_exp(s[u][r] - ref);
         p_sum += p;
-        for (int c = 0; c < C; ++c) {
-          float v8[8];
-          unpack8(vw[u][c], v8);
-          for (int e = 0; e < 8; ++e) acc[r][c * 8 + e] = fma(p, v8[e], acc[r][c * 8 + e]);
-        }
+        [[unroll]] for (int x = 0; x < C * 8; ++x) acc[r][x] = fma(p, vx[u][x], acc[r][x]);
       }
       pa_softmax_accumulate(row[r], p_sum);
     }
