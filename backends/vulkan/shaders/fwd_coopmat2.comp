@@ -143,7 +143,8 @@ void main() {
   const int hk = h / (P.heads_q / P.heads_kv);
 
   g_seq = pa_problem_seq(b);
-  const int i0 = int(gl_WorkGroupID.x) * BQ;
+  // The last query blocks first: under a causal mask they have the most key tiles.
+  const int i0 = int(gl_NumWorkGroups.x - 1u - gl_WorkGroupID.x) * BQ;
   if (i0 >= g_seq.len_q) return; // the whole workgroup
   const int i1 = min(i0 + BQ, g_seq.len_q);
   g_m = pa_problem_mask(g_seq);
@@ -192,6 +193,8 @@ void main() {
     coopMatLoadTensorNV(kt, k16, k_base, sliceTensorLayoutNV(lay_k, uint(j0), uint(BK), 0u, uint(DP)), transpose);
     PA_ACC(BQ, BK) s = PA_ACC(BQ, BK)(0.0);
     s = coopMatMulAdd(q, kt, s);
+    PA_B(BK, DVP) v; // issued now: its latency hides behind the softmax
+    coopMatLoadTensorNV(v, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0), uint(BK), 0u, uint(DVP)));
     // A tile every valid row keeps whole, with a plain score (dot x scale, which is
     // what pa_score computes then), skips the per-element masks.
     int lo_first, hi_first, lo_last, hi_last;
@@ -232,8 +235,6 @@ void main() {
     PA_ACC(BQ, DVP) alpha_o;
     coopMatReduceNV(alpha_o, alpha, gl_CooperativeMatrixReduceRowNV, pa_cm2_row_smear);
     o = o * alpha_o;
-    PA_B(BK, DVP) v;
-    coopMatLoadTensorNV(v, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0), uint(BK), 0u, uint(DVP)));
     PA_A(BQ, BK) p16 = PA_A(BQ, BK)(p);
     o = coopMatMulAdd(p16, v, o);
   }
