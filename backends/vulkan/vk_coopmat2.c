@@ -3,7 +3,8 @@
  *
  * The kernel uses workgroup-scope matrices of fp16 x fp16 + fp32 with dimensions
  * that are multiples of 16, reductions, conversions, per-element functions and
- * tensor addressing, on PA_VK_COOPMAT2_THREADS invocations; it reads and writes fp16
+ * tensor addressing, on PA_VK_COOPMAT2_THREADS invocations (or the closest size the
+ * device lists for such matrices); it reads and writes fp16
  * through 16-bit storage. Anything missing is said in ctx->coopmat2_why, which a
  * call that asks for the kernel (POLYATTN_VULKAN_KERNEL=coopmat2) reports. */
 #include <stdio.h>
@@ -26,9 +27,10 @@ static int has_ext(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* A workgroup-scope fp16 x fp16 + fp32 shape family for our workgroup size whose
- * granularities divide 16; else a list of what the device offers in `why`. */
-static int shape_ok(pa_vk_ctx *ctx) {
+/* A workgroup-scope fp16 x fp16 + fp32 shape family whose granularities divide 16,
+ * for PA_VK_COOPMAT2_THREADS invocations if listed, else the closest listed size in
+ * [64, max]: its size in ctx->coopmat2_threads. Else what the device offers, in `why`. */
+static int shape_ok(pa_vk_ctx *ctx, uint32_t max_invocations) {
   PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV get =
       (PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)(void (*)(void))vkGetInstanceProcAddr(
           ctx->instance, "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
@@ -41,25 +43,32 @@ static int shape_ok(pa_vk_ctx *ctx) {
       (VkCooperativeMatrixFlexibleDimensionsPropertiesNV *)calloc(n, sizeof *p);
   if (!p) return 0;
   for (uint32_t i = 0; i < n; ++i) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV;
-  int ok = 0;
+  uint32_t best = 0;
   char seen[128] = "";
   if (get(ctx->phys, &n, p) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !ok; ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
       if (p[i].AType != VK_COMPONENT_TYPE_FLOAT16_KHR || p[i].BType != VK_COMPONENT_TYPE_FLOAT16_KHR ||
           p[i].CType != VK_COMPONENT_TYPE_FLOAT32_KHR || p[i].ResultType != VK_COMPONENT_TYPE_FLOAT32_KHR ||
           p[i].saturatingAccumulation || p[i].scope != VK_SCOPE_WORKGROUP_KHR)
         continue;
-      ok = p[i].workgroupInvocations == PA_VK_COOPMAT2_THREADS && p[i].MGranularity && 16 % p[i].MGranularity == 0 &&
-           p[i].NGranularity && 16 % p[i].NGranularity == 0 && p[i].KGranularity && 16 % p[i].KGranularity == 0;
       size_t len = strlen(seen);
       snprintf(seen + len, sizeof seen - len, " %ux%ux%u@%u", p[i].MGranularity, p[i].NGranularity,
                p[i].KGranularity, p[i].workgroupInvocations);
+      const uint32_t w = p[i].workgroupInvocations;
+      if (!p[i].MGranularity || 16 % p[i].MGranularity || !p[i].NGranularity || 16 % p[i].NGranularity ||
+          !p[i].KGranularity || 16 % p[i].KGranularity || w < 64 || w > max_invocations)
+        continue;
+      const uint32_t want = PA_VK_COOPMAT2_THREADS;
+      const uint32_t dist = w > want ? w - want : want - w, best_dist = best > want ? best - want : want - best;
+      if (!best || dist < best_dist) best = w;
     }
   free(p);
+  ctx->coopmat2_threads = best;
+  const int ok = best != 0;
   if (!ok)
     snprintf(ctx->coopmat2_why, sizeof ctx->coopmat2_why,
-             "no workgroup-scope fp16 x fp16 + fp32 shape with granularity dividing 16 for %d invocations "
-             "(offered:%s)", PA_VK_COOPMAT2_THREADS, *seen ? seen : " none");
+             "no workgroup-scope fp16 x fp16 + fp32 shape with granularity dividing 16 for 64..%u "
+             "invocations (offered:%s)", max_invocations, *seen ? seen : " none");
   return ok;
 }
 
@@ -93,15 +102,18 @@ int pa_vk_coopmat2_probe(pa_vk_ctx *ctx, pa_vk_coopmat2_enable *e, void *next) {
   vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
   ctx->coopmat2_reserved_shared = props.cooperativeMatrixWorkgroupScopeReservedSharedMemory;
   ctx->coopmat2_max_invocations = props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
-  if (props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize < PA_VK_COOPMAT2_THREADS ||
-      props.cooperativeMatrixFlexibleDimensionsMaxDimension < 256) {
+  if (props.cooperativeMatrixFlexibleDimensionsMaxDimension < 256) {
     snprintf(ctx->coopmat2_why, sizeof ctx->coopmat2_why,
-             "workgroup-scope matrices are limited to %u invocations and dimension %u (%d and 256 needed)",
-             props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize,
-             props.cooperativeMatrixFlexibleDimensionsMaxDimension, PA_VK_COOPMAT2_THREADS);
+             "flexible cooperative-matrix dimensions are limited to %u (256 needed)",
+             props.cooperativeMatrixFlexibleDimensionsMaxDimension);
     return 0;
   }
-  if (!shape_ok(ctx)) return 0;
+  VkPhysicalDeviceProperties base;
+  vkGetPhysicalDeviceProperties(ctx->phys, &base);
+  uint32_t max_invocations = props.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+  if (max_invocations > base.limits.maxComputeWorkGroupInvocations) max_invocations = base.limits.maxComputeWorkGroupInvocations;
+  if (max_invocations > base.limits.maxComputeWorkGroupSize[0]) max_invocations = base.limits.maxComputeWorkGroupSize[0];
+  if (!shape_ok(ctx, max_invocations)) return 0;
   e->s16 = (VkPhysicalDevice16BitStorageFeatures){.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
                                                   .pNext = next,
                                                   .storageBuffer16BitAccess = VK_TRUE};

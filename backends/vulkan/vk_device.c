@@ -51,8 +51,8 @@ polyattn_status pa_vk_check_validation(pa_vk_ctx *ctx, pa_error *err) {
                     ctx->validation_msg);
 }
 
-/* An instance (Vulkan 1.1), with the validation layer and a messenger reporting to
- * `ctx` when asked. */
+/* An instance (Vulkan 1.3, or 1.1 on an older loader), with the validation layer
+ * and a messenger reporting to `ctx` when asked. */
 static VkResult instance_create(pa_vk_ctx *ctx, VkInstance *out, char *why, size_t why_len) {
   /* 1.3 where the loader has it: the coopmat2 kernel is SPIR-V 1.6. A device of an
    * older version still runs at its own (every 1.1+ implementation accepts this). */

@@ -161,7 +161,7 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
   }
   const int nm24 = p->sparsity == POLYATTN_SPARSITY_NM_2_4;
   const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + ctx->coopmat2_reserved_shared;
-  if (shared > ctx->lim.shared_bytes || PA_VK_COOPMAT2_THREADS > ctx->lim.max_invocations)
+  if (shared > ctx->lim.shared_bytes)
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "POLYATTN_VULKAN_KERNEL=coopmat2: tiles %dx%d need %lld bytes of shared memory "
                       "(the device has %u)", (int)bq, (int)bk, (long long)shared, ctx->lim.shared_bytes);
@@ -356,7 +356,7 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
 
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
-  const int32_t threads = c.kernel == PA_VK_KERNEL_COOPMAT2 ? PA_VK_COOPMAT2_THREADS : c.bq * c.tpr;
+  const int32_t threads = c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads : c.bq * c.tpr;
   const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, threads};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;

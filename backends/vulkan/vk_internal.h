@@ -112,6 +112,7 @@ typedef struct pa_vk_ctx {
    * matrices, and their largest workgroup. */
   char coopmat2_why[192];
   uint32_t coopmat2_reserved_shared, coopmat2_max_invocations;
+  uint32_t coopmat2_threads; /* the kernel's workgroup size on this device */
   VkPipelineCache cache;
   pa_vk_pipeline pipes[PA_VK_MAX_PIPELINES];
   int npipes;

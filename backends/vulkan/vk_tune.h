@@ -15,7 +15,8 @@
 #define PA_VK_MERGE_THREADS 64
 
 /* The coopmat2 kernel (shaders/fwd_coopmat2.comp): invocations per workgroup (4
- * NVIDIA subgroups) and tiles, query rows x keys, by head dim. ggml's
+ * NVIDIA subgroups; the closest size the device lists for workgroup-scope matrices
+ * where it does not list this one) and tiles, query rows x keys, by head dim. ggml's
  * flash_attn_cm2 uses the same starting points (64 x 64, 64 x 32 above head dim 128:
  * its O and Q are held in registers); not yet measured here (bench/RESULTS.md).
  * POLYATTN_VULKAN_COOPMAT2_TILES=BQxBK overrides them (a tuning aid). */
