@@ -221,9 +221,13 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat") && strcmp(want, "coopmat2"))
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat, coopmat2", want);
+  pa_error ignored;
   if (want && !strcmp(want, "coopmat2")) {
     polyattn_status st = pick_coopmat2(ctx, p, c, err);
     if (st != POLYATTN_OK) return st;
+  } else if ((!want || !*want) && PA_VK_COOPMAT2_DEFAULT && ctx->mod_coopmat2 &&
+             pick_coopmat2(ctx, p, c, &ignored) == POLYATTN_OK) {
+    /* the default where it takes the case (vk_tune.h); the scalar kernel elsewhere */
   } else if (want && !strcmp(want, "coopmat")) {
     polyattn_status st = pick_coopmat(ctx, p, c, err);
     if (st != POLYATTN_OK) return st;
@@ -239,7 +243,8 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   if (splits < 1) splits = 1;
   int64_t ktiles = ((int64_t)p->seqlen_k + bk - 1) / bk;
   if (splits > ktiles) splits = ktiles > 0 ? (int32_t)ktiles : 1;
-  if (ctx->lim.loop_budget > 0 && ktiles > 0 && c->kernel == PA_VK_KERNEL_SCALAR) { /* llvmpipe: keep under its loop limiter */
+  /* llvmpipe: keep under its loop limiter (only the scalar kernel runs there) */
+  if (ctx->lim.loop_budget > 0 && ktiles > 0 && c->kernel == PA_VK_KERNEL_SCALAR) {
     int64_t per_tile = scalar_loop_iterations_per_tile(c->bq, bk, c->tpr, p->head_dim, p->head_dim_v);
     int64_t tiles_max = ctx->lim.loop_budget / per_tile;
     if (tiles_max < 1) tiles_max = 1;

@@ -21,6 +21,10 @@
  * its O and Q are held in registers); not yet measured here (bench/RESULTS.md).
  * POLYATTN_VULKAN_COOPMAT2_TILES=BQxBK overrides them (a tuning aid). */
 #define PA_VK_COOPMAT2_THREADS 128
+/* 1: the coopmat2 kernel is the default for the cases it takes (fp16, head dims up
+ * to 256) on devices that run it, the scalar kernel for the rest. 0 until it has
+ * passed the fp16 sweep on a GPU (docs/decisions.md 40, 43). */
+#define PA_VK_COOPMAT2_DEFAULT 0
 #define PA_VK_COOPMAT2_BQ 64
 #define PA_VK_COOPMAT2_BK 64
 #define PA_VK_COOPMAT2_BK_LARGE_D 32
