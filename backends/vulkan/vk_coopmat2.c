@@ -1,5 +1,5 @@
 /* VK_NV_cooperative_matrix2: what shaders/fwd_coopmat2.comp needs of a device
- * (docs/decisions.md 43), and the features vk_device.c enables for it.
+ * (docs/decisions.md 44), and the features vk_device.c enables for it.
  *
  * The kernel uses workgroup-scope matrices of fp16 x fp16 + fp32 with dimensions
  * that are multiples of 16, reductions, conversions, per-element functions and

@@ -244,9 +244,11 @@ static int has_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* Vulkan reports no count of compute units. The split-KV rule only needs to know
- * how many workgroups keep the device busy: a CPU driver runs one per core, GPUs
- * get a class default (a starting point, not a measurement). */
+/* Core Vulkan reports no count of compute units. NVIDIA's VK_NV_shader_sm_builtins
+ * gives the SM count and AMD's VK_AMD_shader_core_properties the CU count (read in
+ * read_limits when offered); otherwise the split-KV rules get an estimate of how
+ * many workgroups keep the device busy: a CPU driver runs one per core, GPUs get a
+ * class default (a starting point, not a measurement). */
 static int32_t estimate_compute_units(const VkPhysicalDeviceProperties *p) {
   switch (p->deviceType) {
   case VK_PHYSICAL_DEVICE_TYPE_CPU: {
@@ -267,10 +269,33 @@ static void read_limits(pa_vk_ctx *ctx) {
   VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
   VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties size_ctl = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv_sm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd_core = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(ctx->phys, &base);
-  if (base.apiVersion >= VK_API_VERSION_1_2 || has_extension(ctx->phys, "VK_KHR_driver_properties"))
-    sub.pNext = &drv;
+  void **tail = &sub.pNext; /* the chain: p2 -> sub -> whatever the device offers */
+  if (base.apiVersion >= VK_API_VERSION_1_2 || has_extension(ctx->phys, "VK_KHR_driver_properties")) {
+    *tail = &drv;
+    tail = &drv.pNext;
+  }
+  if (base.apiVersion >= VK_API_VERSION_1_3 || has_extension(ctx->phys, "VK_EXT_subgroup_size_control")) {
+    *tail = &size_ctl;
+    tail = &size_ctl.pNext;
+  }
+  int have_nv_sm = has_extension(ctx->phys, "VK_NV_shader_sm_builtins");
+  int have_amd_core = has_extension(ctx->phys, "VK_AMD_shader_core_properties");
+  if (have_nv_sm) {
+    *tail = &nv_sm;
+    tail = &nv_sm.pNext;
+  }
+  if (have_amd_core) {
+    *tail = &amd_core;
+    tail = &amd_core.pNext;
+  }
   vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
   const VkPhysicalDeviceLimits *l = &p2.properties.limits;
   VkPhysicalDeviceShaderFloat16Int8Features f16 = {
@@ -287,10 +312,20 @@ static void read_limits(pa_vk_ctx *ctx) {
                              ? l->maxComputeWorkGroupInvocations
                              : l->maxComputeWorkGroupSize[0];
   lim->subgroup_size = sub.subgroupSize;
+  lim->subgroup_min = size_ctl.minSubgroupSize > 0 && size_ctl.minSubgroupSize < sub.subgroupSize
+                          ? size_ctl.minSubgroupSize
+                          : sub.subgroupSize;
+  lim->subgroup_shuffle = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   for (int i = 0; i < 3; ++i) lim->max_group_count[i] = l->maxComputeWorkGroupCount[i];
   lim->max_storage_range = l->maxStorageBufferRange;
   lim->max_storage_buffers = l->maxPerStageDescriptorStorageBuffers;
   lim->compute_units = estimate_compute_units(&p2.properties);
+  if (have_nv_sm && nv_sm.shaderSMCount > 0) lim->compute_units = (int32_t)nv_sm.shaderSMCount;
+  else if (have_amd_core && amd_core.shaderEngineCount > 0)
+    lim->compute_units = (int32_t)(amd_core.shaderEngineCount * amd_core.shaderArraysPerEngineCount *
+                                   amd_core.computeUnitsPerShaderArray);
   lim->fp16_arith = f16.shaderFloat16 != 0;
   lim->coopmat_nv = ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "NV");
   lim->coopmat_khr = ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "KHR");

@@ -175,6 +175,75 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
 
 static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 : 2; }
 
+/* A view's element offset and strides are multiples of `n` elements. */
+static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
+  return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
+         v->stride_h % n == 0;
+}
+
+/* Loop iterations one invocation of fwd_decode.comp runs per iteration of its key
+ * loop, an upper bound (loads, dots and shuffles, masks, softmax, P V). */
+static int64_t decode_loop_iterations(int32_t r, int32_t c, int32_t dl) {
+  int64_t u = r <= 4 ? 4 : 2, shuffles = 0;
+  for (int32_t o = dl / 2; o > 0; o /= 2) ++shuffles;
+  return u * 2 * c + u * (c * 4 + 8 * c + r * (8 * c + shuffles + 2)) +
+         r * (8 * c + u * (1 + c * 12) + 4) + 8;
+}
+
+/* The decode kernel (fwd_decode.comp): a workgroup per (split, kv head, batch
+ * entry) serving the GQA group's rows, so K and V are read once per group. It
+ * takes 16-bit K/V with 16-byte aligned rows, D == Dv (a multiple of 8, <= 256),
+ * at most 8 rows per kv head (group x query rows), no 2:4; it needs subgroup
+ * shuffles. The split count fills the device: about 8 workgroups per compute
+ * unit, each split keeping at least 4 iterations of its key loop. */
+static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c,
+                                   pa_error *err) {
+  const int32_t d = p->head_dim, group = p->heads_q / p->heads_kv;
+  const int64_t rows = (int64_t)group * p->seqlen_q;
+  const char *why = NULL;
+  if (!ctx->mod_decode) why = "the device lacks subgroup shuffles in compute shaders";
+  else if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
+    why = "it reads 16-bit K and V (f16, bf16)";
+  else if (d != p->head_dim_v || d % 8 || d > 256)
+    why = "it needs D == Dv, a multiple of 8, at most 256";
+  else if (rows > 8 || p->seqlen_q < 1)
+    why = "it serves at most 8 rows per kv head (GQA group x query rows)";
+  else if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    why = "it takes dense attention and block masks only";
+  else if (!view_aligned(&p->k, 2, 8) || !view_aligned(&p->v, 2, 8))
+    why = "it needs K and V rows on 16-byte boundaries (offsets and strides multiples of 8 elements)";
+  int32_t dl = 1;
+  while (!why && dl * 2 <= (int32_t)ctx->lim.subgroup_min && dl * 2 <= 32 && (d / 8) % (dl * 2) == 0)
+    dl *= 2;
+  const int32_t kl = 128 / dl, chunks = d / (8 * dl);
+  if (!why && ((int64_t)kl * d + 2 * kl) * 4 > ctx->lim.shared_bytes)
+    why = "its merge buffer exceeds the device's shared memory";
+  if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "the Vulkan decode kernel: %s", why);
+
+  const int32_t step = kl * (rows <= 4 ? 4 : 2);
+  const int64_t iters = ((int64_t)p->seqlen_k + step - 1) / step;
+  const int64_t tasks = (int64_t)p->batch * p->heads_kv;
+  int64_t splits = ((int64_t)ctx->lim.compute_units * 8 + tasks - 1) / tasks;
+  if (splits > iters / 4) splits = iters / 4;
+  const char *force = getenv("POLYATTN_VULKAN_SPLITS");
+  if (force && *force) splits = atoi(force);
+  if (ctx->lim.loop_budget > 0) { /* llvmpipe: keep under its loop limiter */
+    int64_t per = decode_loop_iterations((int32_t)rows, chunks, dl);
+    int64_t iters_max = (ctx->lim.loop_budget - 200 * rows) / per;
+    if (iters_max < 1) iters_max = 1;
+    if ((iters + iters_max - 1) / iters_max > splits) splits = (iters + iters_max - 1) / iters_max;
+  }
+  if (splits < 1) splits = 1;
+  if (splits > (int64_t)ctx->lim.max_group_count[0]) splits = ctx->lim.max_group_count[0];
+  c->kernel = PA_VK_KERNEL_DECODE;
+  c->bq = (int32_t)rows; /* spec constants R, SQ, DL in the BQ, BK, TPR slots */
+  c->bk = p->seqlen_q;
+  c->tpr = dl;
+  c->qblocks = 1;
+  c->splits = (int32_t)splits;
+  return POLYATTN_OK;
+}
+
 static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c, pa_error *err) {
   memset(c, 0, sizeof *c);
   if (p->pass == PA_PASS_BACKWARD)
@@ -215,18 +284,37 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   pa_tile_plan plan = pa_plan_tiles(&dev, p);
 
   /* The cooperative-matrix kernels run only when asked for (coopmat is verified but
-   * slower than needed, coopmat2 not yet verified on a device: docs/decisions.md 43),
+   * slower than needed, coopmat2 not yet verified on a device: docs/decisions.md 44),
    * and then a case they cannot take is unsupported rather than falling back. */
   const char *want = getenv("POLYATTN_VULKAN_KERNEL");
-  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat") && strcmp(want, "coopmat2"))
+  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat") && strcmp(want, "coopmat2") &&
+      strcmp(want, "decode"))
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat, coopmat2", want);
-  pa_error ignored;
-  if (want && !strcmp(want, "coopmat2")) {
+                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat, coopmat2, decode", want);
+  const int forced = want && *want;
+  if ((!forced || !strcmp(want, "decode")) &&
+      (pick_decode(ctx, p, c, forced ? err : NULL) == POLYATTN_OK || forced)) {
+    if (c->kernel != PA_VK_KERNEL_DECODE) return POLYATTN_ERR_UNSUPPORTED; /* forced; err says why */
+    if (c->splits > 1) {
+      c->workspace = (size_t)c->splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
+      if (c->workspace > range || c->workspace > UINT32_MAX)
+        return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                       "the decode kernel's %d key splits need a workspace (%zu bytes) beyond "
+                       "maxStorageBufferRange", (int)c->splits, c->workspace);
+    }
+    if ((uint32_t)p->heads_kv > ctx->lim.max_group_count[1] ||
+        (uint32_t)p->batch > ctx->lim.max_group_count[2] ||
+        (c->splits > 1 && (uint32_t)p->seqlen_q > ctx->lim.max_group_count[0]))
+      return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                     "the problem needs more workgroups than maxComputeWorkGroupCount allows");
+    return POLYATTN_OK;
+  }
+  memset(c, 0, sizeof *c);
+  if (forced && !strcmp(want, "coopmat2")) {
     polyattn_status st = pick_coopmat2(ctx, p, c, err);
     if (st != POLYATTN_OK) return st;
-  } else if ((!want || !*want) && PA_VK_COOPMAT2_DEFAULT && ctx->mod_coopmat2 &&
-             pick_coopmat2(ctx, p, c, &ignored) == POLYATTN_OK) {
+  } else if (!forced && PA_VK_COOPMAT2_DEFAULT && ctx->mod_coopmat2 &&
+             pick_coopmat2(ctx, p, c, NULL) == POLYATTN_OK) {
     /* the default where it takes the case (vk_tune.h); the scalar kernel elsewhere */
   } else if (want && !strcmp(want, "coopmat")) {
     polyattn_status st = pick_coopmat(ctx, p, c, err);
@@ -361,7 +449,9 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
 
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
-  const int32_t threads = c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads : c.bq * c.tpr;
+  const int32_t threads = c.kernel == PA_VK_KERNEL_DECODE     ? 128
+                          : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
+                                                              : c.bq * c.tpr;
   const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, threads};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;
@@ -379,7 +469,10 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   }
   vkCmdBindDescriptorSets(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipe_layout, 0, 1, &set, 0, NULL);
   vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, fwd);
-  vkCmdDispatch(slot->cmd, (uint32_t)c.qblocks, (uint32_t)p->heads_q, (uint32_t)(p->batch * c.splits));
+  if (c.kernel == PA_VK_KERNEL_DECODE)
+    vkCmdDispatch(slot->cmd, (uint32_t)c.splits, (uint32_t)p->heads_kv, (uint32_t)p->batch);
+  else
+    vkCmdDispatch(slot->cmd, (uint32_t)c.qblocks, (uint32_t)p->heads_q, (uint32_t)(p->batch * c.splits));
   if (c.splits > 1) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,

@@ -33,6 +33,7 @@ typedef enum pa_vk_kernel {
   PA_VK_KERNEL_SCALAR, /* shaders/fwd_scalar.comp: fp32 arithmetic, any Vulkan 1.1 device */
   PA_VK_KERNEL_MERGE,  /* shaders/merge.comp: split-KV merge */
   PA_VK_KERNEL_COOPMAT, /* shaders/fwd_coopmat.comp: fp16 cooperative matrices */
+  PA_VK_KERNEL_DECODE,  /* shaders/fwd_decode.comp: few query rows, 16-bit K/V, subgroup shuffles */
   PA_VK_KERNEL_COOPMAT2 /* shaders/fwd_coopmat2.comp: NV cooperative matrix 2 (unverified) */
 } pa_vk_kernel;
 
@@ -50,10 +51,12 @@ typedef struct pa_vk_limits {
   uint32_t shared_bytes;     /* maxComputeSharedMemorySize (16 KiB in mobile mode) */
   uint32_t max_invocations;  /* per workgroup (128 in mobile mode) */
   uint32_t subgroup_size;    /* reported; the scalar path does not depend on it */
+  uint32_t subgroup_min;     /* the smallest subgroup a dispatch may get (size control), else the reported */
+  int subgroup_shuffle;      /* subgroupShuffleXor in compute shaders (the decode kernel) */
   uint32_t max_group_count[3];
   VkDeviceSize max_storage_range;
   uint32_t max_storage_buffers;
-  int32_t compute_units;     /* an estimate: Vulkan does not report it (vk_device.c) */
+  int32_t compute_units;     /* NVIDIA's SM count, AMD's CU count, else an estimate (vk_device.c) */
   int mobile;                /* POLYATTN_VULKAN_LIMITS=mobile */
   int fp16_arith;            /* shaderFloat16, unless mobile */
   /* The cooperative-matrix kernel of that dialect is built into the module and the
@@ -103,7 +106,7 @@ typedef struct pa_vk_ctx {
 
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
-  VkShaderModule mod_scalar, mod_merge;
+  VkShaderModule mod_scalar, mod_merge, mod_decode;
   VkShaderModule mod_coopmat; /* the KHR or NV kernel the device runs, else 0 */
   const char *coopmat_dialect; /* "KHR", "NV" or NULL */
   VkShaderModule mod_coopmat2; /* where lim.coopmat2, else 0 */

@@ -12,6 +12,9 @@ static const uint32_t spv_fwd_scalar[] =
 static const uint32_t spv_merge[] =
 #include "merge.spv.inc"
     ;
+static const uint32_t spv_decode[] =
+#include "fwd_decode.spv.inc"
+    ;
 #if PA_VK_HAVE_COOPMAT_NV
 static const uint32_t spv_coopmat_nv[] =
 #include "fwd_coopmat_nv.spv.inc"
@@ -61,6 +64,8 @@ polyattn_status pa_vk_pipelines_init(pa_vk_ctx *ctx, pa_error *err) {
     return pa_vk_status(err, r, "vkCreatePipelineCache");
   polyattn_status st = make_module(ctx, spv_fwd_scalar, sizeof spv_fwd_scalar, &ctx->mod_scalar, err);
   if (st == POLYATTN_OK) st = make_module(ctx, spv_merge, sizeof spv_merge, &ctx->mod_merge, err);
+  if (st == POLYATTN_OK && ctx->lim.subgroup_shuffle)
+    st = make_module(ctx, spv_decode, sizeof spv_decode, &ctx->mod_decode, err);
 #if PA_VK_HAVE_COOPMAT_KHR
   if (st == POLYATTN_OK && ctx->lim.coopmat_khr)
     st = make_module(ctx, spv_coopmat_khr, sizeof spv_coopmat_khr, &ctx->mod_coopmat, err);
@@ -81,6 +86,7 @@ void pa_vk_pipelines_destroy(pa_vk_ctx *ctx) {
   ctx->npipes = 0;
   if (ctx->mod_scalar) vkDestroyShaderModule(ctx->device, ctx->mod_scalar, NULL);
   if (ctx->mod_merge) vkDestroyShaderModule(ctx->device, ctx->mod_merge, NULL);
+  if (ctx->mod_decode) vkDestroyShaderModule(ctx->device, ctx->mod_decode, NULL);
   if (ctx->mod_coopmat) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat, NULL);
   if (ctx->mod_coopmat2) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat2, NULL);
   if (ctx->cache) vkDestroyPipelineCache(ctx->device, ctx->cache, NULL);
@@ -111,6 +117,7 @@ polyattn_status pa_vk_pipeline_get(pa_vk_ctx *ctx, pa_vk_kernel kernel, const in
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = kernel == PA_VK_KERNEL_MERGE     ? ctx->mod_merge
                           : kernel == PA_VK_KERNEL_COOPMAT  ? ctx->mod_coopmat
+                          : kernel == PA_VK_KERNEL_DECODE   ? ctx->mod_decode
                           : kernel == PA_VK_KERNEL_COOPMAT2 ? ctx->mod_coopmat2
                                                             : ctx->mod_scalar,
                 .pName = "main",

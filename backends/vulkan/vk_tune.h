@@ -23,7 +23,7 @@
 #define PA_VK_COOPMAT2_THREADS 128
 /* 1: the coopmat2 kernel is the default for the cases it takes (fp16, head dims up
  * to 256) on devices that run it, the scalar kernel for the rest. 0 until it has
- * passed the fp16 sweep on a GPU (docs/decisions.md 40, 43). */
+ * passed the fp16 sweep on a GPU (docs/decisions.md 40, 44). */
 #define PA_VK_COOPMAT2_DEFAULT 0
 #define PA_VK_COOPMAT2_BQ 64
 #define PA_VK_COOPMAT2_BK 64

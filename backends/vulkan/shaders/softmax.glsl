@@ -34,7 +34,7 @@ float pa_exp(float x) {
 
 // The exponential of the steps below. A kernel whose P is rounded to fp16 or bf16
 // may define PA_SOFTMAX_EXP as the device's exp() before including this file: its
-// error (a few fp32 ulp) is far below that rounding (docs/decisions.md 43).
+// error (a few fp32 ulp) is far below that rounding (docs/decisions.md 44).
 #ifndef PA_SOFTMAX_EXP
 #define PA_SOFTMAX_EXP pa_exp
 #endif
