@@ -1,6 +1,7 @@
 /* plan, forward and backward of the Vulkan backend, all through pick(): the one
  * place that decides which kernel runs a problem, with which tiles, and whether
  * any kernel can. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,6 +133,46 @@ static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, p
                     "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
 }
 
+/* The coopmat2 kernel (NV cooperative matrix 2): fp16, head dims up to 256 (any:
+ * padded to 16 inside), every mask, softcap, ALiBi, varlen, LSE and split; 2:4 takes
+ * a shared-memory round trip of the scores (spec slot 4, TPR in the other kernels,
+ * is its switch). Tiles from vk_tune.h or POLYATTN_VULKAN_COOPMAT2_TILES=BQxBK. */
+static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c,
+                                     pa_error *err) {
+  const char *why = NULL;
+  if (!ctx->mod_coopmat2)
+    why = ctx->coopmat2_why[0] ? ctx->coopmat2_why : "the device cannot run it";
+  else if (p->dtype != POLYATTN_DTYPE_F16)
+    why = "the coopmat2 kernel is fp16 only (bf16 cooperative matrices are not used yet)";
+  else if (p->head_dim > 256 || p->head_dim_v > 256)
+    why = "the coopmat2 kernel takes head dims up to 256";
+  if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_VULKAN_KERNEL=coopmat2: %s", why);
+  int32_t bq = PA_VK_COOPMAT2_BQ;
+  int32_t bk = p->head_dim > PA_VK_COOPMAT2_LARGE_D || p->head_dim_v > PA_VK_COOPMAT2_LARGE_D
+                   ? PA_VK_COOPMAT2_BK_LARGE_D
+                   : PA_VK_COOPMAT2_BK;
+  const char *tiles = getenv("POLYATTN_VULKAN_COOPMAT2_TILES");
+  if (tiles && *tiles) {
+    int a = 0, k = 0;
+    if (sscanf(tiles, "%dx%d", &a, &k) != 2 || a < 16 || k < 16 || a % 16 || k % 16 || a > 256 || k > 256)
+      return pa_fail(err, POLYATTN_ERR_INVALID_VALUE,
+                        "POLYATTN_VULKAN_COOPMAT2_TILES=%s: expected BQxBK, multiples of 16 up to 256", tiles);
+    bq = a, bk = k;
+  }
+  const int nm24 = p->sparsity == POLYATTN_SPARSITY_NM_2_4;
+  const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + ctx->coopmat2_reserved_shared;
+  if (shared > ctx->lim.shared_bytes)
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "POLYATTN_VULKAN_KERNEL=coopmat2: tiles %dx%d need %lld bytes of shared memory "
+                      "(the device has %u)", (int)bq, (int)bk, (long long)shared, ctx->lim.shared_bytes);
+  c->kernel = PA_VK_KERNEL_COOPMAT2;
+  c->bq = bq;
+  c->bk = bk;
+  c->tpr = nm24;
+  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+  return POLYATTN_OK;
+}
+
 static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 : 2; }
 
 /* A view's element offset and strides are multiples of `n` elements. */
@@ -242,12 +283,14 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
                         .prefer_block_k = PA_VK_SCALAR_PREFER_BK};
   pa_tile_plan plan = pa_plan_tiles(&dev, p);
 
-  /* The cooperative-matrix kernel is unverified (no device here has it): it runs
-   * only when asked for, and then the call is unsupported rather than falling back. */
+  /* The cooperative-matrix kernels run only when asked for (coopmat is verified but
+   * slower than needed, coopmat2 not yet verified on a device: docs/decisions.md 44),
+   * and then a case they cannot take is unsupported rather than falling back. */
   const char *want = getenv("POLYATTN_VULKAN_KERNEL");
-  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat") && strcmp(want, "decode"))
+  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat") && strcmp(want, "coopmat2") &&
+      strcmp(want, "decode"))
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat, decode", want);
+                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat, coopmat2, decode", want);
   const int forced = want && *want;
   if ((!forced || !strcmp(want, "decode")) &&
       (pick_decode(ctx, p, c, forced ? err : NULL) == POLYATTN_OK || forced)) {
@@ -267,7 +310,13 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
     return POLYATTN_OK;
   }
   memset(c, 0, sizeof *c);
-  if (want && !strcmp(want, "coopmat")) {
+  if (forced && !strcmp(want, "coopmat2")) {
+    polyattn_status st = pick_coopmat2(ctx, p, c, err);
+    if (st != POLYATTN_OK) return st;
+  } else if (!forced && PA_VK_COOPMAT2_DEFAULT && ctx->mod_coopmat2 &&
+             pick_coopmat2(ctx, p, c, NULL) == POLYATTN_OK) {
+    /* the default where it takes the case (vk_tune.h); the scalar kernel elsewhere */
+  } else if (want && !strcmp(want, "coopmat")) {
     polyattn_status st = pick_coopmat(ctx, p, c, err);
     if (st != POLYATTN_OK) return st;
   } else {
@@ -282,7 +331,8 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   if (splits < 1) splits = 1;
   int64_t ktiles = ((int64_t)p->seqlen_k + bk - 1) / bk;
   if (splits > ktiles) splits = ktiles > 0 ? (int32_t)ktiles : 1;
-  if (ctx->lim.loop_budget > 0 && ktiles > 0) { /* llvmpipe: keep under its loop limiter */
+  /* llvmpipe: keep under its loop limiter (only the scalar kernel runs there) */
+  if (ctx->lim.loop_budget > 0 && ktiles > 0 && c->kernel == PA_VK_KERNEL_SCALAR) {
     int64_t per_tile = scalar_loop_iterations_per_tile(c->bq, bk, c->tpr, p->head_dim, p->head_dim_v);
     int64_t tiles_max = ctx->lim.loop_budget / per_tile;
     if (tiles_max < 1) tiles_max = 1;
@@ -399,7 +449,9 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
 
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
-  const int32_t threads = c.kernel == PA_VK_KERNEL_DECODE ? 128 : c.bq * c.tpr;
+  const int32_t threads = c.kernel == PA_VK_KERNEL_DECODE     ? 128
+                          : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
+                                                              : c.bq * c.tpr;
   const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, threads};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;

@@ -20,6 +20,11 @@ static const uint32_t spv_coopmat_nv[] =
 #include "fwd_coopmat_nv.spv.inc"
     ;
 #endif
+#if PA_VK_HAVE_COOPMAT2
+static const uint32_t spv_coopmat2[] =
+#include "fwd_coopmat2.spv.inc"
+    ;
+#endif
 #if PA_VK_HAVE_COOPMAT_KHR
 static const uint32_t spv_coopmat_khr[] =
 #include "fwd_coopmat_khr.spv.inc"
@@ -69,6 +74,10 @@ polyattn_status pa_vk_pipelines_init(pa_vk_ctx *ctx, pa_error *err) {
   if (st == POLYATTN_OK && ctx->lim.coopmat_nv)
     st = make_module(ctx, spv_coopmat_nv, sizeof spv_coopmat_nv, &ctx->mod_coopmat, err);
 #endif
+#if PA_VK_HAVE_COOPMAT2
+  if (st == POLYATTN_OK && ctx->lim.coopmat2)
+    st = make_module(ctx, spv_coopmat2, sizeof spv_coopmat2, &ctx->mod_coopmat2, err);
+#endif
   return st;
 }
 
@@ -79,6 +88,7 @@ void pa_vk_pipelines_destroy(pa_vk_ctx *ctx) {
   if (ctx->mod_merge) vkDestroyShaderModule(ctx->device, ctx->mod_merge, NULL);
   if (ctx->mod_decode) vkDestroyShaderModule(ctx->device, ctx->mod_decode, NULL);
   if (ctx->mod_coopmat) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat, NULL);
+  if (ctx->mod_coopmat2) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat2, NULL);
   if (ctx->cache) vkDestroyPipelineCache(ctx->device, ctx->cache, NULL);
   if (ctx->pipe_layout) vkDestroyPipelineLayout(ctx->device, ctx->pipe_layout, NULL);
   if (ctx->set_layout) vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
@@ -106,9 +116,10 @@ polyattn_status pa_vk_pipeline_get(pa_vk_ctx *ctx, pa_vk_kernel kernel, const in
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = kernel == PA_VK_KERNEL_MERGE     ? ctx->mod_merge
-                          : kernel == PA_VK_KERNEL_COOPMAT ? ctx->mod_coopmat
-                          : kernel == PA_VK_KERNEL_DECODE  ? ctx->mod_decode
-                                                           : ctx->mod_scalar,
+                          : kernel == PA_VK_KERNEL_COOPMAT  ? ctx->mod_coopmat
+                          : kernel == PA_VK_KERNEL_DECODE   ? ctx->mod_decode
+                          : kernel == PA_VK_KERNEL_COOPMAT2 ? ctx->mod_coopmat2
+                                                            : ctx->mod_scalar,
                 .pName = "main",
                 .pSpecializationInfo = &si},
       .layout = ctx->pipe_layout};

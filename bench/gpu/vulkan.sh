@@ -13,9 +13,11 @@
 #            kernel, on the decode kernel and on the cooperative-matrix kernel (forced
 #            by POLYATTN_VULKAN_KERNEL: cases a kernel does not take are SKIPPED), and
 #            with POLYATTN_VULKAN_LIMITS=mobile
-#   prefill  hd128 S=8192 (f16, B=2, Hq=16, non-causal and causal) on the cooperative-
-#            matrix and scalar kernels and on CUDA (issue 6's target: coopmat >= 50%
+#   prefill  hd128 S=8192 (f16, B=2, Hq=16, non-causal and causal) on the coopmat2
+#            (also hd64, Hq=32), cooperative-matrix and scalar kernels and on CUDA (issue 6's target: coopmat >= 50%
 #            of CUDA)
+#   tiles    the coopmat2 kernel at hd128 S=8192 with each tile shape
+#            (POLYATTN_VULKAN_COOPMAT2_TILES)
 #   decode   f16 and bf16, B=8, Hq=32, Hkv=8, D=128, Sq=1, Sk=32768: the default
 #            choice (the decode kernel), the scalar kernel, CUDA (target: >= 60% of
 #            the 4.2 TB/s copy bandwidth, as K+V bytes / median time)
@@ -46,6 +48,8 @@ group_sweep() {
     test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-scalar 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=scalar \
     test_forward --verbose --filter 'forward/sweep' --jobs 8
+  step sweep-coopmat2 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat2 \
+    test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-coopmat 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat \
     test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-mobile 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_LIMITS=mobile \
@@ -67,7 +71,7 @@ perf_run() {
 perf_table() {
   {
     printf '%-28s %12s %12s\n' run "median ms" "TFLOP/s|TB/s"
-    for f in "$LOG"/prefill-*.log "$LOG"/decode-*.log; do
+    for f in "$LOG"/prefill-*.log "$LOG"/tiles-*.log "$LOG"/decode-*.log; do
       [ -f "$f" ] || continue
       awk -v n="$(basename "$f" .log)" '$1 == "forward" {
         ms = $2; rate = $(NF - 1) " " $NF
@@ -83,10 +87,23 @@ group_prefill() {
   for c in "" --causal; do
     # shellcheck disable=SC2086 # one word per option
     {
+      perf_run "prefill-coopmat2$c" vulkan coopmat2 $prefill $c
+      perf_run "prefill-coopmat2-hd64$c" vulkan coopmat2 ${prefill/--heads 16 --dim 128/--heads 32 --dim 64} $c
       perf_run "prefill-coopmat$c" vulkan coopmat $prefill $c
       perf_run "prefill-scalar$c" vulkan scalar $prefill $c
       perf_run "prefill-cuda$c" cuda - $prefill $c
     }
+  done
+  perf_table
+}
+
+# The coopmat2 kernel's tiles (POLYATTN_VULKAN_COOPMAT2_TILES=BQxBK) at hd128 S=8192.
+group_tiles() {
+  local prefill="--dtype f16 --batch 2 --heads 16 --dim 128 --seq 8192 --repeat 20" t
+  for t in 64x64 64x32 128x64 128x32 64x128 32x64; do
+    # shellcheck disable=SC2086
+    step "tiles-$t" 120 env POLYATTN_VULKAN_KERNEL=coopmat2 POLYATTN_VULKAN_COOPMAT2_TILES=$t \
+      polyattn run --backend vulkan $prefill
   done
   perf_table
 }
@@ -116,7 +133,7 @@ GROUPS_TO_RUN=("$@")
 [ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(devices sweep prefill decode)
 for g in "${GROUPS_TO_RUN[@]}"; do
   case $g in
-    devices | sweep | prefill | decode | bench) "group_$g" ;;
+    devices | sweep | prefill | tiles | decode | bench) "group_$g" ;;
     *) echo "vulkan.sh: unknown group '$g' (devices, sweep, prefill, decode, bench)"; exit 2 ;;
   esac
 done
