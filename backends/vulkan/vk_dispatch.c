@@ -468,6 +468,7 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
     return st;
   }
   vkCmdBindDescriptorSets(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipe_layout, 0, 1, &set, 0, NULL);
+  pa_vk_slot_time_begin(ctx, slot);
   vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, fwd);
   if (c.kernel == PA_VK_KERNEL_DECODE)
     vkCmdDispatch(slot->cmd, (uint32_t)c.splits, (uint32_t)p->heads_kv, (uint32_t)p->batch);
@@ -482,6 +483,7 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
     vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, merge);
     vkCmdDispatch(slot->cmd, (uint32_t)p->seqlen_q, (uint32_t)p->heads_q, (uint32_t)p->batch);
   }
+  pa_vk_slot_time_end(ctx, slot);
   return pa_vk_slot_submit(ctx, slot, err);
 }
 

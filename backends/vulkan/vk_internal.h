@@ -79,6 +79,7 @@ typedef struct pa_vk_slot {
   VkDescriptorPool pool;
   pa_vk_mem params; /* host-visible uniform block of this submission */
   int pending;
+  int timed; /* a forward with timestamps (POLYATTN_VULKAN_TIMESTAMPS=1) */
 } pa_vk_slot;
 
 typedef struct pa_vk_pipeline {
@@ -103,6 +104,11 @@ typedef struct pa_vk_ctx {
   VkCommandPool cmd_pool;
   pa_vk_slot slots[PA_VK_SLOTS];
   uint32_t next_slot;
+  /* POLYATTN_VULKAN_TIMESTAMPS=1 on a queue with timestamps: two queries per slot
+   * around each forward's dispatches; when the slot is waited for, the GPU time is
+   * printed to stderr ("polyattn vulkan: forward gpu N us"), for benchmarks. */
+  VkQueryPool timestamps;
+  double timestamp_ns; /* nanoseconds per tick (timestampPeriod) */
 
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
@@ -177,6 +183,9 @@ void pa_vk_queue_destroy(pa_vk_ctx *ctx);
 polyattn_status pa_vk_slot_acquire(pa_vk_ctx *ctx, pa_vk_slot **slot, pa_error *err);
 polyattn_status pa_vk_slot_submit(pa_vk_ctx *ctx, pa_vk_slot *slot, pa_error *err);
 polyattn_status pa_vk_wait_all(pa_vk_ctx *ctx, pa_error *err);
+/* Timestamps around the forward recorded into `slot` (no-op unless enabled). */
+void pa_vk_slot_time_begin(pa_vk_ctx *ctx, pa_vk_slot *slot);
+void pa_vk_slot_time_end(pa_vk_ctx *ctx, pa_vk_slot *slot);
 polyattn_status pa_vk_synchronize(void *bctx, pa_error *err);
 
 /* vk_pipeline.c */

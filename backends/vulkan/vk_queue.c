@@ -3,6 +3,8 @@
  * which orders it after every earlier submission on the queue (a barrier's first
  * scope covers all commands submitted before it), so the queue behaves like a
  * CUDA stream. Nothing here waits unless a slot is reused or asked to. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vk_internal.h"
@@ -40,7 +42,52 @@ polyattn_status pa_vk_queue_init(pa_vk_ctx *ctx, pa_error *err) {
     polyattn_status st = pa_vk_mem_create(ctx, PA_VK_PARAMS_BYTES, 1, &s->params, err);
     if (st != POLYATTN_OK) return st;
   }
+  const char *ts = getenv("POLYATTN_VULKAN_TIMESTAMPS");
+  if (ts && !strcmp(ts, "1")) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &n, NULL);
+    VkQueueFamilyProperties fam[32];
+    if (n > 32) n = 32;
+    vkGetPhysicalDeviceQueueFamilyProperties(ctx->phys, &n, fam);
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(ctx->phys, &props);
+    if (ctx->queue_family < n && fam[ctx->queue_family].timestampValidBits > 0 &&
+        props.limits.timestampPeriod > 0) {
+      VkQueryPoolCreateInfo qci = {.sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
+                                   .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                   .queryCount = 2 * PA_VK_SLOTS};
+      if ((r = vkCreateQueryPool(ctx->device, &qci, NULL, &ctx->timestamps)) != VK_SUCCESS)
+        return pa_vk_status(err, r, "vkCreateQueryPool");
+      ctx->timestamp_ns = props.limits.timestampPeriod;
+    } else {
+      fprintf(stderr, "polyattn vulkan: POLYATTN_VULKAN_TIMESTAMPS=1 but the queue has no timestamps\n");
+    }
+  }
   return POLYATTN_OK;
+}
+
+void pa_vk_slot_time_begin(pa_vk_ctx *ctx, pa_vk_slot *slot) {
+  if (!ctx->timestamps) return;
+  uint32_t q = 2u * (uint32_t)(slot - ctx->slots);
+  vkCmdResetQueryPool(slot->cmd, ctx->timestamps, q, 2);
+  vkCmdWriteTimestamp(slot->cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, ctx->timestamps, q);
+}
+
+void pa_vk_slot_time_end(pa_vk_ctx *ctx, pa_vk_slot *slot) {
+  if (!ctx->timestamps) return;
+  uint32_t q = 2u * (uint32_t)(slot - ctx->slots);
+  vkCmdWriteTimestamp(slot->cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, ctx->timestamps, q + 1);
+  slot->timed = 1;
+}
+
+/* The GPU time of a timed slot's forward, once its fence has signalled. */
+static void report_time(pa_vk_ctx *ctx, pa_vk_slot *s) {
+  uint64_t t[2];
+  uint32_t q = 2u * (uint32_t)(s - ctx->slots);
+  s->timed = 0;
+  if (vkGetQueryPoolResults(ctx->device, ctx->timestamps, q, 2, sizeof t, t, sizeof t[0],
+                            VK_QUERY_RESULT_64_BIT) == VK_SUCCESS)
+    fprintf(stderr, "polyattn vulkan: forward gpu %.3f us\n", (double)(t[1] - t[0]) * ctx->timestamp_ns * 1e-3);
 }
 
 void pa_vk_queue_destroy(pa_vk_ctx *ctx) {
@@ -50,6 +97,7 @@ void pa_vk_queue_destroy(pa_vk_ctx *ctx) {
     if (s->pool) vkDestroyDescriptorPool(ctx->device, s->pool, NULL);
     if (s->fence) vkDestroyFence(ctx->device, s->fence, NULL);
   }
+  if (ctx->timestamps) vkDestroyQueryPool(ctx->device, ctx->timestamps, NULL);
   if (ctx->cmd_pool) vkDestroyCommandPool(ctx->device, ctx->cmd_pool, NULL);
 }
 
@@ -58,6 +106,7 @@ static polyattn_status wait_slot(pa_vk_ctx *ctx, pa_vk_slot *s, pa_error *err) {
   VkResult r = vkWaitForFences(ctx->device, 1, &s->fence, VK_TRUE, UINT64_MAX);
   if (r != VK_SUCCESS) return pa_vk_status(err, r, "vkWaitForFences");
   s->pending = 0;
+  if (s->timed) report_time(ctx, s);
   if ((r = vkResetFences(ctx->device, 1, &s->fence)) != VK_SUCCESS)
     return pa_vk_status(err, r, "vkResetFences");
   return POLYATTN_OK;

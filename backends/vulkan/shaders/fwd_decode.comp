@@ -7,10 +7,11 @@
 // The workgroup's invocations form KL key lanes x DL dim lanes (DL consecutive
 // invocations of one subgroup share a key); a lane owns C chunks of 8 dims, chunk
 // c covering dims 8 (c DL + dl) .. + 8, so the DL lanes of a key read its row as
-// consecutive 16-byte words. Each iteration a key lane takes U keys (all their K
-// and V words are loaded before any is used, so U x C x 2 loads are in flight),
-// computes its partial dot products, sums them across the DL lanes with subgroup
-// shuffles, and runs the online softmax of its own keys. At the end the KL lanes'
+// consecutive 16-byte words. Each iteration a key lane takes U keys (their K and
+// V words are requested one iteration ahead: U x C x 2 loads in flight while the
+// previous keys are computed), computes its partial dot products, sums them
+// across the DL lanes with subgroup shuffles, and runs the online softmax of its
+// own keys. At the end the KL lanes'
 // (m, l, O) are merged in shared memory in key-lane order, so the result does not
 // depend on timing. With num_splits > 1 the partial rows go to the workspace and
 // merge.comp finishes; else O and LSE are written here.
@@ -58,6 +59,21 @@ void unpack8(uvec4 w, out float x[8]) {
       vec2 f = unpackHalf2x16(u);
       x[2 * e] = f.x;
       x[2 * e + 1] = f.y;
+    }
+  }
+}
+
+// Request the K and V words of keys jb + u KL + kl (u < U) for this lane's dims; a key
+// past j_end is clamped to j_end - 1 (loaded, then dropped by the mask).
+void load_kv(int b, int hk, int k_start, int jb, int j_end, int kl, int dl, out uvec4 kw[U][C],
+             out uvec4 vw[U][C]) {
+  [[unroll]] for (int u = 0; u < U; ++u) {
+    const int j = min(jb + u * KL + kl, j_end - 1);
+    const uint kr = pa_view_row(P.k_off, P.k_sb, P.k_ss, P.k_sh, b, k_start, j, hk) >> 3;
+    const uint vr = pa_view_row(P.v_off, P.v_sb, P.v_ss, P.v_sh, b, k_start, j, hk) >> 3;
+    [[unroll]] for (int c = 0; c < C; ++c) {
+      kw[u][c] = k_vec[kr + uint(c * DL + dl)];
+      vw[u][c] = v_vec[vr + uint(c * DL + dl)];
     }
   }
 }
@@ -110,18 +126,19 @@ void main() {
     [[unroll]] for (int x = 0; x < C * 8; ++x) acc[r][x] = 0.0;
   }
 
+  // K and V words of one iteration (U keys of this lane), requested together; the
+  // next iteration's are requested before this one's are used (register double
+  // buffering), so a lane always has loads in flight while it computes.
+  uvec4 kn[U][C], vn[U][C];
+  if (j_begin < j_end) load_kv(b, hk, seq.k_start, j_begin, j_end, kl, dl, kn, vn);
   for (int jb = j_begin; jb < j_end; jb += step) {
-    // Every K and V word of the iteration is requested before any is used.
     uvec4 kw[U][C], vw[U][C];
-    [[unroll]] for (int u = 0; u < U; ++u) {
-      const int j = min(jb + u * KL + kl, j_end - 1); // a clamped key is loaded, then dropped
-      const uint kr = pa_view_row(P.k_off, P.k_sb, P.k_ss, P.k_sh, b, seq.k_start, j, hk) >> 3;
-      const uint vr = pa_view_row(P.v_off, P.v_sb, P.v_ss, P.v_sh, b, seq.k_start, j, hk) >> 3;
+    [[unroll]] for (int u = 0; u < U; ++u)
       [[unroll]] for (int c = 0; c < C; ++c) {
-        kw[u][c] = k_vec[kr + uint(c * DL + dl)];
-        vw[u][c] = v_vec[vr + uint(c * DL + dl)];
+        kw[u][c] = kn[u][c];
+        vw[u][c] = vn[u][c];
       }
-    }
+    if (jb + step < j_end) load_kv(b, hk, seq.k_start, jb + step, j_end, kl, dl, kn, vn);
     // Scores: partial dots over this lane's dims, summed across the key's DL lanes.
     float s[U][R];
     [[unroll]] for (int u = 0; u < U; ++u) {
