@@ -44,8 +44,9 @@ static void bench_usage(void) {
   printf("usage: polyattn bench [options]\n"
          "\n"
          "DESIGN.md's standard sweep: B*S = tokens, Hq = hidden / D. Each config: one\n"
-         "warm-up run, then the median of --repeat runs (on the CPU, fewer for long\n"
-         "configs: about %.0f s each; a warm-up longer than that is the figure).\n"
+         "warm-up run (on a GPU, warm-up runs for 0.5 s), then the median of --repeat\n"
+         "runs (on the CPU, fewer for long configs: about %.0f s each; a warm-up longer\n"
+         "than that is the figure).\n"
          "\n"
          "  --backend cpu|cuda|hip|vulkan|auto  (auto)\n"
          "  --dtype f32|f16|bf16                (bf16)\n"
@@ -185,7 +186,8 @@ static void bench_one(polyattn_context *ctx, const bench_options *o, bench_resul
   attn_run r;
   b->status = attn_run_setup(&r, ctx, &c);
   if (b->status == POLYATTN_OK) {
-    timing_plan plan = {.warmup = 1, .repeat = o->repeat, .budget_s = is_cpu ? cpu_budget_s : 0};
+    timing_plan plan = {.warmup = 1, .warmup_s = is_cpu ? 0 : 0.5, .repeat = o->repeat,
+                        .budget_s = is_cpu ? cpu_budget_s : 0};
     b->status = time_calls(ctx, attn_forward, &r, &plan, &b->t);
     if (b->status != POLYATTN_OK)
       fprintf(stderr, "\npolyattn: polyattn_forward failed (D=%d S=%d): %s: %s\n", b->dim,

@@ -19,10 +19,11 @@ static void run_usage(void) {
   printf(
       "usage: polyattn run [options]\n"
       "\n"
-      "Random inputs (fixed seed), one forward (and backward), timed: warm-up, then\n"
-      "the median of --repeat runs; FLOP rate by DESIGN.md's count (4*B*Hq*Sq*Sk*D,\n"
-      "half when causal, backward 2.5x); error against the float64 oracle on the last\n"
-      "%d rows of two (batch, head) pairs, judged by DESIGN.md's tolerance rule.\n"
+      "Random inputs (fixed seed), one forward (and backward), timed: warm-up (0.5 s\n"
+      "on a GPU), then the median of --repeat runs; FLOP rate by DESIGN.md's count\n"
+      "(4*B*Hq*Sq*Sk*D, half when causal, backward 2.5x); error against the float64\n"
+      "oracle on the last %d rows of two (batch, head) pairs, judged by DESIGN.md's\n"
+      "tolerance rule.\n"
       "\n"
       "  --backend cpu|cuda|hip|vulkan|auto   (auto; env POLYATTN_BACKEND overrides)\n"
       "  --dtype f32|f16|bf16                 (f32)\n"
@@ -147,7 +148,9 @@ int cmd_run(int argc, char **argv) {
   attn_run r;
   check_report rep;
   memset(&rep, 0, sizeof rep);
-  timing_plan plan = {.warmup = 1, .repeat = o.repeat, .budget_s = 0};
+  /* GPU backends warm up for 0.5 s (timing.h: clocks ramp up under load). */
+  const int on_cpu = polyattn_context_backend(ctx) == POLYATTN_BACKEND_CPU;
+  timing_plan plan = {.warmup = 1, .warmup_s = on_cpu ? 0 : 0.5, .repeat = o.repeat, .budget_s = 0};
   timing_result fwd, bwd;
   polyattn_status st = attn_run_setup(&r, ctx, c);
   if (st != POLYATTN_OK) goto done;

@@ -16,6 +16,9 @@ typedef polyattn_status (*timed_fn)(void *arg);
 
 typedef struct timing_plan {
   int warmup;         /* untimed runs first (>= 0) */
+  double warmup_s;    /* > 0: then more untimed runs until this long has passed: a GPU
+                         left idle runs at low clocks for its first ~100 ms of work
+                         (measured on the H200 under Vulkan: 4.4x slower runs) */
   int repeat;         /* timed runs wanted (>= 1) */
   double budget_s;    /* > 0: cut `repeat` so the timed runs take about this long,
                          judged from the last warm-up run (never below 1 run); a

@@ -56,27 +56,41 @@ group_sweep() {
     test_forward --verbose --filter 'forward/sweep' --jobs 8
 }
 
-# perf_run NAME BACKEND KERNEL ARGS...: one polyattn run (KERNEL: scalar, coopmat or -).
+# perf_run NAME BACKEND KERNEL ARGS...: one polyattn run (KERNEL: scalar, decode,
+# coopmat, coopmat2 or - for the default choice). Vulkan runs print each forward's
+# GPU time (timestamp queries, POLYATTN_VULKAN_TIMESTAMPS=1).
 perf_run() {
   local name=$1 backend=$2 kernel=$3
   shift 3
-  if [ "$kernel" = - ]; then
-    step "$name" 120 polyattn run --backend "$backend" "$@"
-  else
-    step "$name" 120 env POLYATTN_VULKAN_KERNEL="$kernel" polyattn run --backend "$backend" "$@"
-  fi
+  local env=(env POLYATTN_VULKAN_TIMESTAMPS=1)
+  [ "$kernel" = - ] || env+=(POLYATTN_VULKAN_KERNEL="$kernel")
+  step "$name" 120 "${env[@]}" polyattn run --backend "$backend" "$@"
 }
 
-# perf_table: the perf runs' median times and rates, to $LOG/perf.txt.
+# perf_table: per run, the host-timed median (the CLI's) and, for Vulkan, the median
+# GPU time of its forwards (timestamps) with the rate from it, to $LOG/perf.txt.
 perf_table() {
+  local f n gpu
   {
-    printf '%-28s %12s %12s\n' run "median ms" "TFLOP/s|TB/s"
-    for f in "$LOG"/prefill-*.log "$LOG"/tiles-*.log "$LOG"/decode-*.log; do
+    printf '%-28s %10s %10s %14s\n' run "host ms" "gpu ms" "rate (gpu)"
+    for f in "$LOG"/prefill-*.log "$LOG"/decode-*.log; do
       [ -f "$f" ] || continue
-      awk -v n="$(basename "$f" .log)" '$1 == "forward" {
-        ms = $2; rate = $(NF - 1) " " $NF
-        if (n ~ /^decode/) { rate = sprintf("%.3f TB/s", 2 * 8 * 32768 * 8 * 128 * 2 / (ms * 1e-3) / 1e12) }
-        printf "%-28s %12s %12s\n", n, ms, rate; exit }' "$f"
+      n=$(basename "$f" .log)
+      # the timed runs' GPU times: the N (the CLI's "median of N") before the last
+      # line (the oracle check's run); warm-up runs come first
+      gpu=$(awk '/^polyattn vulkan: forward gpu/ { t[++k] = $5 / 1000 }
+                 $1 == "forward" && $2 != "gpu" { n = $6 + 0 }
+                 END { for (i = k - n; i < k; ++i) if (i >= 1) print t[i] }' "$f" | sort -g |
+            awk '{ t[NR] = $1 } END { if (NR) print (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2 }')
+      awk -v n="$n" -v gpu="$gpu" '
+        $1 == "problem:" { for (i = 2; i <= NF; ++i) { split($i, kv, "="); v[kv[1]] = kv[2] } }
+        $1 == "forward" && $2 != "gpu" { host = $2 }
+        END {
+          g = gpu != "" ? gpu : host
+          if (g == "") exit
+          if (n ~ /^decode/) rate = sprintf("%.3f TB/s", 2 * v["B"] * v["Sk"] * v["Hkv"] * v["D"] * 2 / (g * 1e-3) / 1e12)
+          else rate = sprintf("%.1f TFLOP/s", 4 * v["B"] * v["Hq"] * v["Sq"] * v["Sk"] * v["D"] * (n ~ /causal/ ? 0.5 : 1) / (g * 1e-3) / 1e12)
+          printf "%-28s %10s %10.4f %14s\n", n, host, g, rate }' "$f"
     done
   } | tee "$LOG/perf.txt"
 }
