@@ -24,7 +24,7 @@
 #define PA_VK_COOPMAT2_THREADS 128
 /* 1: the coopmat2 kernel is the default for the cases it takes (fp16, head dims up
  * to 256) on devices that run it, the scalar kernel for the rest. It passed the fp16
- * sweep on the H200 (58 cases; docs/decisions.md 40, 44, 47). */
+ * sweep on the H200 (58 cases; docs/decisions.md 40, 44, 45). */
 #define PA_VK_COOPMAT2_DEFAULT 1
 #define PA_VK_COOPMAT2_BQ 64
 #define PA_VK_COOPMAT2_BK 64
