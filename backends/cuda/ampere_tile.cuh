@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "ampere_mma.cuh"
+#include "problem.h"
 
 template <int D>
 struct pa_tile_layout {
@@ -97,5 +98,21 @@ struct pa_ldsm_lane {
     return base + off[kk % period] + (uint32_t)((row0 * chunks + ((2 * kk) & ~xmask)) * 16);
   }
 };
+
+/* The cp.async loads copy 16-byte chunks from row starts, so every row of the tiled
+ * tensors must be 16-byte aligned: base pointers 16-byte aligned, strides multiples
+ * of 8 elements. The name of the first of the n views that is not, else nullptr. */
+struct pa_named_view {
+  const pa_view *v;
+  const char *name;
+};
+template <int N>
+inline const char *pa_first_misaligned_row(const pa_named_view (&views)[N]) {
+  for (const pa_named_view &x : views)
+    if ((uintptr_t)x.v->ptr % 16 != 0 || x.v->stride_b % 8 != 0 || x.v->stride_s % 8 != 0 ||
+        x.v->stride_h % 8 != 0)
+      return x.name;
+  return nullptr;
+}
 
 #endif

@@ -25,8 +25,10 @@
 
 /* Variants: alternative rows for the same head dim, chosen at run time by
  * POLYATTN_CUDA_AMPERE_VARIANT=<name> (read once on the host, fwd_ampere.cu) so the
- * rows can be compared on the GPU without a rebuild. A variant without a row for a
- * head dim runs that head dim's default row. Rows of a variant change only layouts
+ * rows can be compared on the GPU without a rebuild. A variant without a compiled
+ * row for a head dim runs that head dim's "auto" row; the rows "auto" never picks are
+ * compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (build time:
+ * fwd_ampere.cu's pa_with_inst). Rows of a variant change only layouts
  * (tile shape, pipeline schedule); every feature is a run-time path in all of them. */
 enum pa_ampere_variant {
   PA_VARIANT_BASE = 0, /* "base": the rows above (8 warps x 16 rows, 1 block/SM) */

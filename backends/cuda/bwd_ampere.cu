@@ -461,16 +461,8 @@ cudaError_t pa_bwd_launch_main(const pa_problem *p, const pa_bwd_ws &ws, cudaStr
 
 /* q, k, v and dout are read with 16-byte cp.async from row starts. */
 const char *pa_bwd_misaligned(const pa_problem *p) {
-  const struct {
-    const pa_view *v;
-    const char *name;
-  } views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->dout, "dout"}};
-  for (const auto &x : views) {
-    if ((uintptr_t)x.v->ptr % 16 != 0 || x.v->stride_b % 8 != 0 || x.v->stride_s % 8 != 0 ||
-        x.v->stride_h % 8 != 0)
-      return x.name;
-  }
-  return nullptr;
+  const pa_named_view views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->dout, "dout"}};
+  return pa_first_misaligned_row(views);
 }
 
 } /* namespace */

@@ -373,10 +373,12 @@ int pa_variant() {
   return v;
 }
 
-/* The (head dim, variant) instantiations compiled: hd64 has base, m2, m2j and m2k128
- * rows, hd128 base, m2, m2k64 and m2k64j (m2j runs m2's row); every other head dim
- * runs its base row, whatever the variant. The callback gets the pair as a type:
- * f(pa_inst<D, V>()) is instantiated for each compiled pair. */
+/* The (head dim, variant) instantiations compiled: hd64 has the m2j and m2k128 rows,
+ * hd128 m2k64 (what "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
+ * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base and m2, hd128 base, m2 and m2k64j
+ * (m2j runs m2's row); a variant without a compiled row runs the head dim's "auto"
+ * row. Every other head dim runs its base row, whatever the variant. The callback
+ * gets the pair as a type: f(pa_inst<D, V>()) is instantiated for each compiled pair. */
 template <int D, int V>
 struct pa_inst {
   enum { d = D, v = V };
@@ -398,17 +400,22 @@ auto pa_with_inst(int bucket, int variant, int banded, F &&f) -> decltype(f(pa_i
   switch (bucket) {
   case 32: return f(pa_inst<32, PA_VARIANT_BASE>());
   case 64:
+#if PA_CUDA_TUNING_VARIANTS
     if (variant == PA_VARIANT_M2) return f(pa_inst<64, PA_VARIANT_M2>());
+    if (variant == PA_VARIANT_BASE) return f(pa_inst<64, PA_VARIANT_BASE>());
+#endif
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
     if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
-    return f(pa_inst<64, PA_VARIANT_BASE>());
+    return banded ? f(pa_inst<64, PA_VARIANT_M2J>()) : f(pa_inst<64, PA_VARIANT_M2K128>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
-    if (variant == PA_VARIANT_M2K64) return f(pa_inst<128, PA_VARIANT_M2K64>());
+#if PA_CUDA_TUNING_VARIANTS
     if (variant == PA_VARIANT_M2K64J) return f(pa_inst<128, PA_VARIANT_M2K64J>());
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
-    return f(pa_inst<128, PA_VARIANT_BASE>());
+    if (variant == PA_VARIANT_BASE) return f(pa_inst<128, PA_VARIANT_BASE>());
+#endif
+    return f(pa_inst<128, PA_VARIANT_M2K64>());
   case 192: return f(pa_inst<192, PA_VARIANT_BASE>());
   case 256: return f(pa_inst<256, PA_VARIANT_BASE>());
   }
@@ -459,18 +466,10 @@ cudaError_t pa_launch_bucket(const pa_problem *p, cudaStream_t stream) {
 }
 
 /* cp.async copies 16-byte chunks from row starts: every q/k/v/o row must be 16-byte
- * aligned, i.e. base pointers 16-byte aligned and strides multiples of 8 elements. */
+ * aligned (ampere_tile.cuh). */
 const char *pa_misaligned(const pa_problem *p) {
-  const struct {
-    const pa_view *v;
-    const char *name;
-  } views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->o, "out"}};
-  for (const auto &x : views) {
-    if ((uintptr_t)x.v->ptr % 16 != 0 || x.v->stride_b % 8 != 0 || x.v->stride_s % 8 != 0 ||
-        x.v->stride_h % 8 != 0)
-      return x.name;
-  }
-  return nullptr;
+  const pa_named_view views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->o, "out"}};
+  return pa_first_misaligned_row(views);
 }
 
 } /* namespace */

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ampere_variants.sh: compare the Ampere forward kernel's tuning variants
 # (backends/cuda/ampere_tune.cuh, POLYATTN_CUDA_AMPERE_VARIANT) ON A MACHINE WITH AN
-# NVIDIA GPU. Same devkit setup as check_cuda.sh (build elsewhere, carry
-# build/bin/* and build/lib/*.so, then from the repository root):
+# NVIDIA GPU. Same devkit setup as check_cuda.sh (build elsewhere, configured with
+# -DPOLYATTN_CUDA_TUNING_VARIANTS=ON so the rows "auto" never runs are compiled;
+# carry build/bin/* and build/lib/*.so, then from the repository root):
 #
 #   bash bench/gpu/ampere_variants.sh [VARIANT...]   # default: base m2 m2j
 #
