@@ -558,6 +558,19 @@ def _fmt(ms, tf):
     return "%8.3f %6.1f" % (ms, tf) if ms is not None else "%8s %6s" % ("-", "-")
 
 
+def _print_speedups(rows, dtypes, key, what):
+    """Per dtype and head dim, the geomean and minimum of rows' `key` at S >= 2048."""
+    for dt in dtypes:
+        for D in sorted({r["D"] for r in rows}):
+            xs = [r[key] for r in rows if r["dtype"] == dt and r["D"] == D and r["S"] >= 2048
+                  and key in r]
+            if xs:
+                gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
+                print("%s D=%d S>=2048: polyattn/flash %s geomean %.3f, min %.3f, "
+                      "%d/%d configs >= 1.1x" % (dt, D, what, gm, min(xs),
+                                                 sum(x >= 1.1 for x in xs), len(xs)))
+
+
 def run_sweep(args, lib, torch, bench, tp, out):
     import torch.nn.functional as F
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -694,16 +707,7 @@ def run_sweep(args, lib, torch, bench, tp, out):
         del q, k, v, o, lse, qt, kt, vt, outs
     # --- summary
     print()
-    for dt in dtypes:
-        for D in sorted({r["D"] for r in rows}):
-            sel = [r for r in rows if r["dtype"] == dt and r["D"] == D and r["S"] >= 2048
-                   and "speedup_vs_flash" in r]
-            if sel:
-                xs = [r["speedup_vs_flash"] for r in sel]
-                gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
-                print("%s D=%d S>=2048: polyattn/flash speed-up geomean %.3f, min %.3f, "
-                      "%d/%d configs >= 1.1x" % (dt, D, gm, min(xs),
-                                                 sum(x >= 1.1 for x in xs), len(xs)))
+    _print_speedups(rows, dtypes, "speedup_vs_flash", "speed-up")
     args.rows = rows
     nfail = sum(1 for r in rows if r.get("check") == "fail" or r.get("finite") is False)
     nerr = sum(1 for r in rows if "polyattn_error" in r)
@@ -909,19 +913,10 @@ def run_backward(args, lib, torch, bench, tp, out):
         if out:
             out.write(json.dumps(rec) + "\n")
             out.flush()
-        del q, k, v, do, grads
+        q = k = v = do = grads = None  # freed before the next config's tensors
         torch.cuda.empty_cache()
     print()
-    for dt in dtypes:
-        for D in sorted({r["D"] for r in rows}):
-            sel = [r for r in rows if r["dtype"] == dt and r["D"] == D and r["S"] >= 2048
-                   and "bwd_speedup_vs_flash" in r]
-            if sel:
-                xs = [r["bwd_speedup_vs_flash"] for r in sel]
-                gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
-                print("%s D=%d S>=2048: polyattn/flash backward speed-up geomean %.3f, min "
-                      "%.3f, %d/%d configs >= 1.1x" % (dt, D, gm, min(xs),
-                                                       sum(x >= 1.1 for x in xs), len(xs)))
+    _print_speedups(rows, dtypes, "bwd_speedup_vs_flash", "backward speed-up")
     nfail = sum(1 for r in rows if r.get("check") == "fail")
     nerr = sum(1 for r in rows if "polyattn_error" in r)
     print("gradients: %d configs, %d failed, %d polyattn errors" % (len(rows), nfail, nerr))

@@ -15,18 +15,6 @@
 #include "vk_tune.h"
 
 #if PA_VK_HAVE_COOPMAT2
-static int has_ext(VkPhysicalDevice pd, const char *name) {
-  uint32_t n = 0;
-  if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
-  VkExtensionProperties *e = (VkExtensionProperties *)calloc(n, sizeof *e);
-  if (!e) return 0;
-  int found = 0;
-  if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e) == VK_SUCCESS)
-    for (uint32_t i = 0; i < n && !found; ++i) found = !strcmp(e[i].extensionName, name);
-  free(e);
-  return found;
-}
-
 /* A workgroup-scope fp16 x fp16 + fp32 shape family whose granularities divide 16,
  * for PA_VK_COOPMAT2_THREADS invocations if listed, else the closest listed size in
  * [64, max]: its size in ctx->coopmat2_threads. Else what the device offers, in `why`. */
@@ -74,7 +62,7 @@ static int shape_ok(pa_vk_ctx *ctx, uint32_t max_invocations) {
 
 int pa_vk_coopmat2_probe(pa_vk_ctx *ctx, pa_vk_coopmat2_enable *e, void *next) {
   memset(e, 0, sizeof *e);
-  if (!has_ext(ctx->phys, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) {
+  if (!pa_vk_has_extension(ctx->phys, VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) {
     snprintf(ctx->coopmat2_why, sizeof ctx->coopmat2_why, "the device lacks VK_NV_cooperative_matrix2");
     return 0;
   }

@@ -232,7 +232,7 @@ int pa_vk_probe_has_gpu(void) {
   return gpu;
 }
 
-static int has_extension(VkPhysicalDevice pd, const char *name) {
+int pa_vk_has_extension(VkPhysicalDevice pd, const char *name) {
   uint32_t n = 0;
   if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
   VkExtensionProperties *e = (VkExtensionProperties *)calloc(n, sizeof *e);
@@ -278,16 +278,18 @@ static void read_limits(pa_vk_ctx *ctx) {
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(ctx->phys, &base);
   void **tail = &sub.pNext; /* the chain: p2 -> sub -> whatever the device offers */
-  if (base.apiVersion >= VK_API_VERSION_1_2 || has_extension(ctx->phys, "VK_KHR_driver_properties")) {
+  if (base.apiVersion >= VK_API_VERSION_1_2 ||
+      pa_vk_has_extension(ctx->phys, "VK_KHR_driver_properties")) {
     *tail = &drv;
     tail = &drv.pNext;
   }
-  if (base.apiVersion >= VK_API_VERSION_1_3 || has_extension(ctx->phys, "VK_EXT_subgroup_size_control")) {
+  if (base.apiVersion >= VK_API_VERSION_1_3 ||
+      pa_vk_has_extension(ctx->phys, "VK_EXT_subgroup_size_control")) {
     *tail = &size_ctl;
     tail = &size_ctl.pNext;
   }
-  int have_nv_sm = has_extension(ctx->phys, "VK_NV_shader_sm_builtins");
-  int have_amd_core = has_extension(ctx->phys, "VK_AMD_shader_core_properties");
+  int have_nv_sm = pa_vk_has_extension(ctx->phys, "VK_NV_shader_sm_builtins");
+  int have_amd_core = pa_vk_has_extension(ctx->phys, "VK_AMD_shader_core_properties");
   if (have_nv_sm) {
     *tail = &nv_sm;
     tail = &nv_sm.pNext;
@@ -301,7 +303,7 @@ static void read_limits(pa_vk_ctx *ctx) {
   VkPhysicalDeviceShaderFloat16Int8Features f16 = {
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
-  if (has_extension(ctx->phys, "VK_KHR_shader_float16_int8") ||
+  if (pa_vk_has_extension(ctx->phys, "VK_KHR_shader_float16_int8") ||
       p2.properties.apiVersion >= VK_API_VERSION_1_2)
     f2.pNext = &f16;
   vkGetPhysicalDeviceFeatures2(ctx->phys, &f2);
@@ -359,7 +361,8 @@ typedef struct coopmat_enable {
 #if PA_VK_HAVE_COOPMAT_NV || PA_VK_HAVE_COOPMAT_KHR
 /* The shared requirements; fills the feature structs (chained from e->mm). */
 static int coopmat_common(VkPhysicalDevice pd, coopmat_enable *e) {
-  if (!has_extension(pd, "VK_KHR_vulkan_memory_model") || !has_extension(pd, "VK_KHR_shader_float16_int8"))
+  if (!pa_vk_has_extension(pd, "VK_KHR_vulkan_memory_model") ||
+      !pa_vk_has_extension(pd, "VK_KHR_shader_float16_int8"))
     return 0;
   e->mm = (VkPhysicalDeviceVulkanMemoryModelFeaturesKHR){
       .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES_KHR};
@@ -374,7 +377,9 @@ static int coopmat_common(VkPhysicalDevice pd, coopmat_enable *e) {
 #if PA_VK_HAVE_COOPMAT_NV
 static int coopmat_nv_usable(VkInstance inst, VkPhysicalDevice pd) {
   coopmat_enable e;
-  if (!inst || !has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) || !coopmat_common(pd, &e)) return 0;
+  if (!inst || !pa_vk_has_extension(pd, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+      !coopmat_common(pd, &e))
+    return 0;
   VkPhysicalDeviceCooperativeMatrixFeaturesNV cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
   vkGetPhysicalDeviceFeatures2(pd, &f2);
@@ -400,7 +405,9 @@ static int coopmat_nv_usable(VkInstance inst, VkPhysicalDevice pd) {
 #if PA_VK_HAVE_COOPMAT_KHR && defined(VK_KHR_cooperative_matrix)
 static int coopmat_khr_usable(VkInstance inst, VkPhysicalDevice pd) {
   coopmat_enable e;
-  if (!inst || !has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) || !coopmat_common(pd, &e)) return 0;
+  if (!inst || !pa_vk_has_extension(pd, VK_KHR_COOPERATIVE_MATRIX_EXTENSION_NAME) ||
+      !coopmat_common(pd, &e))
+    return 0;
   VkPhysicalDeviceCooperativeMatrixFeaturesKHR cm = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &cm};
   vkGetPhysicalDeviceFeatures2(pd, &f2);

@@ -141,6 +141,8 @@ polyattn_status pa_vk_status(pa_error *err, VkResult r, const char *what);
 const char *pa_vk_result_name(VkResult r);
 
 /* vk_device.c */
+/* The physical device offers extension `name`. */
+int pa_vk_has_extension(VkPhysicalDevice pd, const char *name);
 int pa_vk_probe(char *device_name, size_t name_len, char *reason, size_t reason_len);
 int pa_vk_probe_has_gpu(void);
 polyattn_status pa_vk_context_create(int32_t device, void *native_stream, int32_t num_threads,
