@@ -435,7 +435,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
         }
 #pragma unroll
         for (int u = 0; u < kRowChunk; ++u)
-          for (int o = tpk / 2; o > 0; o >>= 1) dot[u] += __shfl_xor_sync(kFullMask, dot[u], o);
+          for (int o = tpk / 2; o > 0; o >>= 1)
+            dot[u] += __shfl_xor_sync(kFullMask, dot[u], o, kWarpSize);
 #pragma unroll
         for (int u = 0; u < kRowChunk; ++u) {
           const int r = r0 + u;
@@ -463,7 +464,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       pa_softmax_row row;
       row.m = m_s[r];
       row.l = l_s[r];
-      const float alpha = pa_softmax_update_max(&row, pa_warp_max(mx));
+      const float alpha = pa_softmax_update_max(&row, pa_warp_max<kWarpSize>(mx));
       const float ref = pa_softmax_ref(&row);
       float sum = 0.0f;
 #pragma unroll
@@ -474,7 +475,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
         sum += pr;
       }
       pa_softmax_rescale(&row, alpha);
-      pa_softmax_accumulate(&row, pa_warp_sum(sum));
+      pa_softmax_accumulate(&row, pa_warp_sum<kWarpSize>(sum));
       __syncwarp(); /* every lane has read m_s[r], l_s[r] (racecheck: shuffles do not order smem) */
       if (lane == 0) m_s[r] = row.m, l_s[r] = row.l, alpha_s[r] = alpha;
     }
@@ -558,7 +559,7 @@ __global__ void __launch_bounds__(kMergeThreads)
   float mx = -INFINITY;
   for (int s = lane; s < L.splits; s += kWarpSize) mx = fmaxf(mx, L.part_m[at0 + s * stride]);
   pa_softmax_row total;
-  total.m = pa_warp_max(mx);
+  total.m = pa_warp_max<kWarpSize>(mx);
   total.l = 0.0f;
   float lsum = 0.0f;
   for (int s = lane; s < L.splits; s += kWarpSize) {
@@ -569,7 +570,7 @@ __global__ void __launch_bounds__(kMergeThreads)
     lsum += pa_softmax_merge(base, part, &keep_base, &scale).l;
     if (tid < kWarpSize) factor[s] = scale;
   }
-  total.l = pa_warp_sum(lsum);
+  total.l = pa_warp_sum<kWarpSize>(lsum);
   __syncthreads();
 
   const float norm = pa_softmax_normaliser(&total);
