@@ -25,3 +25,12 @@ set_property(CACHE POLYATTN_CUDA PROPERTY STRINGS AUTO ON OFF)
 # 11.8 or 12.x toolkit pass "70;80;90" for Volta.
 set(POLYATTN_CUDA_ARCHS "75;80;90" CACHE STRING "CUDA architectures of the CUDA module")
 option(POLYATTN_CUDA_PTXAS_VERBOSE "Print ptxas register and shared-memory use (-Xptxas -v)" OFF)
+
+# The HIP backend module (backends/hip): AUTO builds it when hipcc and the HIP
+# runtime (libamdhip64) are found; ON requires them; OFF skips it. The targets are
+# gfx names; the defaults are what CI compiles with Debian 12's ROCm 5.2 (CDNA1,
+# CDNA2 with MFMA; RDNA2 without matrix cores). Its clang 15 knows gfx940 but not
+# gfx941/942 nor RDNA3's WMMA builtins (backends/hip/README.md).
+set(POLYATTN_HIP AUTO CACHE STRING "Build the HIP backend module (AUTO, ON, OFF)")
+set_property(CACHE POLYATTN_HIP PROPERTY STRINGS AUTO ON OFF)
+set(POLYATTN_HIP_ARCHS "gfx90a;gfx908;gfx1030" CACHE STRING "AMD GPU targets of the HIP module")
