@@ -19,8 +19,11 @@
  * Only the head-dim bucket (64, 128, 256) is a template parameter; dtype, head dims,
  * rows, masks, varlen, seqused_k, ALiBi, softcap are run-time values. Rows of K/V
  * that are not 16-byte aligned take a plain-load path into the same tiles. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "kernels.h" /* first: the GPU runtime (gpu_runtime.h) */
+#if PA_HAS_MMA_SYNC
+#  include <cuda_bf16.h>
+#  include <cuda_fp16.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +32,11 @@
 
 #include <atomic>
 
-#include "ampere_mma.cuh"
-#include "ampere_softmax.cuh"
+#if PA_HAS_MMA_SYNC
+#  include "ampere_mma.cuh"
+#  include "ampere_softmax.cuh"
+#endif
 #include "convert.h"
-#include "kernels.h"
 #include "warp_reduce.cuh"
 #include "mask.h"
 #include "softmax.h"
@@ -99,7 +103,11 @@ struct decode_plan {
 
 int bucket_of(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
-#include "decode_mma.cuh"
+#if PA_HAS_MMA_SYNC
+#  include "decode_mma.cuh"
+#else
+constexpr int kMmaRows = 16; /* no tensor-core split kernel in this build (HIP) */
+#endif
 
 /* Shared memory of the split kernel, by region (bytes). */
 __host__ __device__ inline size_t stage_bytes(const decode_plan &L) { return (size_t)kStages * 2 * L.tile_keys * L.row_bytes; }
@@ -118,9 +126,14 @@ int rows_aligned(const pa_view &v, int dim, int esize) {
  * query rows per kv head, head dims up to 128 (the O accumulator lives in
  * registers), sm_80+, and one warp's ring fits in shared memory. */
 int mma_possible(const pa_problem *p, const pa_cuda_device *dev, const decode_plan &L) {
+#if PA_HAS_MMA_SYNC
   return (p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && L.aligned &&
          rows_aligned(p->q, p->head_dim, L.esize) && L.max_rows <= kMmaRows && L.bucket <= 128 &&
          dev->cc_major >= 8 && mma_q_bytes(L.bucket) + mma_ring_bytes(L.bucket) <= dev->smem_optin;
+#else
+  (void)p, (void)dev, (void)L;
+  return 0;
+#endif
 }
 
 /* The split rule. Tasks are (batch, kv head) pairs; a block serves `unit` splits (1
@@ -144,6 +157,7 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const char *path = getenv("POLYATTN_CUDA_DECODE_PATH");
   L.mma = !(path && !strcmp(path, "scalar")) && mma_possible(p, dev, L);
   int unit = 1, per_sm;
+#if PA_HAS_MMA_SYNC
   if (L.mma) {
     L.tile_keys = kMmaKeys;
     L.row_bytes = mma_pitch(L.bucket);
@@ -154,7 +168,9 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
     unit = L.warps;
     per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm;
-  } else {
+  } else
+#endif
+  {
     L.tile_keys = kTileBytes / (L.bucket * L.esize);
     L.row_bytes = L.bucket * L.esize + kRowPad;
     L.warps = 0;
@@ -632,6 +648,7 @@ cudaError_t launch_split(const pa_problem *p, const decode_plan &L, cudaStream_t
 /* The tensor-core split kernel: L.warps warps per block, each one split. Its shared
  * memory depends on the bucket and the device only, so one opt-in per (kernel,
  * device) serves every call. */
+#if PA_HAS_MMA_SYNC
 template <typename T, int DB>
 cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted(0);
@@ -649,6 +666,7 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   decode_mma_kernel<T, DB><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
   return cudaGetLastError();
 }
+#endif
 
 } /* namespace */
 
@@ -711,12 +729,15 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
   L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
   L.part_l = L.part_m + n_part;
   cudaError_t e;
+#if PA_HAS_MMA_SYNC
   if (L.mma && p->dtype == POLYATTN_DTYPE_BF16) {
     e = L.bucket == 64 ? launch_mma<__nv_bfloat16, 64>(p, L, stream)
                        : launch_mma<__nv_bfloat16, 128>(p, L, stream);
   } else if (L.mma) {
     e = L.bucket == 64 ? launch_mma<__half, 64>(p, L, stream) : launch_mma<__half, 128>(p, L, stream);
-  } else {
+  } else
+#endif
+  {
     switch (L.bucket) {
     case 64: e = launch_split<64>(p, L, stream); break;
     case 128: e = launch_split<128>(p, L, stream); break;

@@ -12,4 +12,14 @@
 #  include <cuda_runtime.h>
 #endif
 
+/* Whether NVIDIA's warp-level matrix layer (mma.sync, ldmatrix, cp.async: the
+ * ampere_*.cuh, volta_*.cuh and decode_mma.cuh headers) exists in this build. The
+ * HIP build has its own layer (backends/hip/mfma.cuh) and compiles only the scalar
+ * paths of the shared kernels. */
+#if defined(PA_HIP)
+#  define PA_HAS_MMA_SYNC 0
+#else
+#  define PA_HAS_MMA_SYNC 1
+#endif
+
 #endif

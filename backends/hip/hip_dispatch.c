@@ -11,11 +11,17 @@
 typedef enum pa_hip_kernel {
   PA_HIP_KERNEL_NONE = 0,
   PA_HIP_KERNEL_SIMPLE, /* backends/cuda/fwd_simple.cu, bwd_simple.cu: fp32 math, any target */
+  PA_HIP_KERNEL_DECODE, /* backends/cuda/fwd_decode.cu: split-KV, its fp32 split kernel */
   PA_HIP_KERNEL_MFMA    /* fwd_mfma.cu: CDNA matrix cores, opt-in until run on hardware */
 } pa_hip_kernel;
 
 static const char *kernel_name(pa_hip_kernel k) {
-  return k == PA_HIP_KERNEL_SIMPLE ? "simple" : k == PA_HIP_KERNEL_MFMA ? "mfma" : "none";
+  switch (k) {
+  case PA_HIP_KERNEL_SIMPLE: return "simple";
+  case PA_HIP_KERNEL_DECODE: return "decode";
+  case PA_HIP_KERNEL_MFMA: return "mfma";
+  default: return "none";
+  }
 }
 
 static pa_hip_kernel pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
@@ -49,18 +55,23 @@ static pa_hip_kernel pick_kernel(const pa_problem *p, const pa_cuda_device *dev,
   if (want && *want) {
     if (!strcmp(want, "simple")) {
       if (pa_cuda_simple_supports(p, dev, &why)) return PA_HIP_KERNEL_SIMPLE;
+    } else if (!strcmp(want, "decode")) {
+      if (pa_cuda_decode_supports(p, dev, &why)) return PA_HIP_KERNEL_DECODE;
     } else if (!strcmp(want, "mfma")) {
       if (pa_hip_mfma_supports(p, dev, &why)) return PA_HIP_KERNEL_MFMA;
     } else {
-      pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_HIP_KERNEL=%s is not one of simple, mfma",
-              want);
+      pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+              "POLYATTN_HIP_KERNEL=%s is not one of simple, decode, mfma", want);
       return PA_HIP_KERNEL_NONE;
     }
     pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_HIP_KERNEL=%s: %s", want, why.msg);
     return PA_HIP_KERNEL_NONE;
   }
-  /* The MFMA kernel is not picked by default until it has run on AMD hardware
-   * (docs/decisions.md); the simple kernel is the default on every target. */
+  /* As on CUDA, decode-shaped problems (Sq <= 16, <= 64 rows per kv head) go to the
+   * split-KV kernel. The MFMA kernel is not picked by default until it has run on
+   * AMD hardware (docs/decisions.md); the simple kernel serves the rest. */
+  if (pa_cuda_decode_supports(p, dev, &why)) return PA_HIP_KERNEL_DECODE;
+  why.msg[0] = '\0';
   if (pa_cuda_simple_supports(p, dev, &why)) return PA_HIP_KERNEL_SIMPLE;
   pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no HIP kernel runs this problem: %s", why.msg);
   return PA_HIP_KERNEL_NONE;
@@ -75,6 +86,8 @@ polyattn_status pa_hip_plan(void *bctx, const pa_problem *p, size_t *workspace_b
     *workspace_bytes = pa_cuda_simple_backward_workspace(p, &ctx->dev);
   else if (k == PA_HIP_KERNEL_MFMA)
     *workspace_bytes = pa_hip_mfma_workspace(p, &ctx->dev);
+  else if (k == PA_HIP_KERNEL_DECODE)
+    *workspace_bytes = pa_cuda_decode_workspace(p, &ctx->dev);
   else
     *workspace_bytes = pa_cuda_simple_workspace(p, &ctx->dev);
   return POLYATTN_OK;
@@ -90,8 +103,12 @@ polyattn_status pa_hip_forward(void *bctx, const pa_problem *p,
   void *ws = workspace ? workspace->address : NULL;
   hipError_t e = hipSetDevice(ctx->device);
   if (e != hipSuccess) return pa_hip_status(err, e, "hipSetDevice");
-  e = k == PA_HIP_KERNEL_MFMA ? pa_hip_mfma_forward(p, &ctx->dev, ws, ctx->stream)
-                             : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
+  if (k == PA_HIP_KERNEL_MFMA)
+    e = pa_hip_mfma_forward(p, &ctx->dev, ws, ctx->stream);
+  else if (k == PA_HIP_KERNEL_DECODE)
+    e = pa_cuda_decode_forward(p, &ctx->dev, ws, ctx->stream);
+  else
+    e = pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
   if (e == hipSuccess) e = hipGetLastError();
   if (e != hipSuccess) {
     char what[64];

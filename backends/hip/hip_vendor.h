@@ -14,6 +14,7 @@
 #  define __HIP_PLATFORM_AMD__ 1
 #endif
 #if defined(__HIPCC__)
+#  include <hip/hip_fp16.h> /* __half, __half2, __half22float2 */
 #  include <hip/hip_runtime.h>
 #else
 #  include <hip/hip_runtime_api.h>
@@ -61,6 +62,16 @@ template <typename T>
 __device__ __forceinline__ T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width) {
   (void)mask;
   return __shfl_xor(var, lane_mask, width);
+}
+
+/* __syncwarp orders a warp's shared-memory accesses around it. A wavefront runs its
+ * lanes in lockstep and its LDS operations in order; what remains is to keep the
+ * compiler from moving memory operations across (a fence at wavefront scope, and a
+ * scheduling barrier). A logical warp of 32 lanes inside a wave of 64 is covered. */
+__device__ __forceinline__ void __syncwarp(unsigned int mask = 0xffffffffu) {
+  (void)mask;
+  __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "wavefront");
+  __builtin_amdgcn_wave_barrier();
 }
 #endif /* __HIPCC__ */
 
