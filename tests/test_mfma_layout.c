@@ -9,7 +9,9 @@
  * real matrices to the lanes with the header's maps (as the kernels do), run the
  * model, read D back with the header's maps and compare with a plain matmul; and
  * they chain two products the way fwd_mfma.cu does (S^T = K . Q^T, then
- * O^T = V^T . P^T with P^T taken straight from S^T's accumulators). */
+ * O^T = V^T . P^T with P^T taken straight from S^T's accumulators). A second
+ * transcription, the store loop of AMD's own MFMA examples, checks the 32x32
+ * accumulator map again. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -100,6 +102,23 @@ Test(mfma_layout, mfma32_maps_are_the_calculators_inverse) {
     for (int j = 0; j < N32; ++j) cr_assert_eq(b_seen[k][j], 1, "B[%d][%d]", k, j);
   for (int i = 0; i < M32; ++i)
     for (int j = 0; j < N32; ++j) cr_assert_eq(cd_seen[i][j], 1, "D[%d][%d]", i, j);
+}
+
+/* A second transcription of the 32x32 accumulator: the store loop of the examples
+ * in AMD's "Introduction to Matrix Core Programming on AMD CDNA3 and CDNA4" (ROCm
+ * blog, 2025; every single-block 32x32 MFMA shares this C/D layout):
+ *   C[lane % 32 + (lane / 32) * 4 * 32 + i * 32 * 8 + 32 * e] = c_reg[4 i + e]
+ * for a row-major C [32 x 32], i = 0..3, e = 0..3. */
+Test(mfma_layout, mfma32_accumulator_agrees_with_amd_example) {
+  for (int lane = 0; lane < L64; ++lane)
+    for (int i = 0; i < 4; ++i)
+      for (int e = 0; e < 4; ++e) {
+        const int idx = lane % 32 + (lane / 32) * 4 * 32 + i * 32 * 8 + 32 * e;
+        const int r = 4 * i + e;
+        cr_assert(pa_mfma32_cd_row(lane, r) == idx / 32 && pa_mfma32_cd_col(lane, r) == idx % 32,
+                  "lane %d r %d: example (%d, %d), header (%d, %d)", lane, r, idx / 32, idx % 32,
+                  pa_mfma32_cd_row(lane, r), pa_mfma32_cd_col(lane, r));
+      }
 }
 
 /* D = A . B + C for a [32 x 32] x [32 x 32] product: four k-steps of the instruction,

@@ -37,6 +37,9 @@
 
 namespace {
 
+/* Untuned first choices, not measured (no AMD GPU): two wavefronts share each K/V
+ * tile; 4 elements (8 bytes) of padding after each shared-memory row keep rows
+ * 8-byte aligned for the fragment loads and shift consecutive rows across banks. */
 constexpr int kWave = 64;                      /* CDNA wavefront */
 constexpr int kWaves = 2;                      /* wavefronts per block */
 constexpr int kThreads = kWaves * kWave;
