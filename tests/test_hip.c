@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "harness_internal.h"
+#include "hip/hip_arch.h"
 
 static const polyattn_backend_info *hip_info(void) {
   const polyattn_backend_info *list = NULL;
@@ -94,6 +95,53 @@ Test(hip_module, reports_its_state) {
     }
   }
   /* dlclose is skipped: the registry holds the same module open. */
+}
+
+/* Target names as the runtime reports them (hipDeviceProp_t.gcnArchName), the
+ * module's encoding of them, its list check, and which have the MFMA kernel's
+ * instructions: the decisions the probe and pa_hip_mfma_supports rest on. */
+Test(hip_module, target_names) {
+  static const struct {
+    const char *name;
+    int major, minor, f16, bf16;
+  } ok[] = {
+      {"gfx908", 9, 0x08, 1, 0},  {"gfx90a", 9, 0x0a, 1, 1},
+      {"gfx90a:sramecc+:xnack-", 9, 0x0a, 1, 1},
+      {"gfx940", 9, 0x40, 1, 1},  {"gfx942:sramecc+:xnack-", 9, 0x42, 1, 1},
+      {"gfx906", 9, 0x06, 0, 0},  {"gfx900", 9, 0x00, 0, 0},
+      {"gfx1030", 10, 0x30, 0, 0}, {"gfx1100", 11, 0x00, 0, 0}, {"gfx1201", 12, 0x01, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; ++i) {
+    int major = -1, minor = -1;
+    cr_assert(pa_hip_parse_arch(ok[i].name, &major, &minor), "%s not parsed", ok[i].name);
+    cr_assert(major == ok[i].major && minor == ok[i].minor, "%s: %d, 0x%02x", ok[i].name, major,
+              minor);
+    cr_assert_eq(pa_hip_arch_has_mfma(major, minor, POLYATTN_DTYPE_F16), ok[i].f16, "%s f16",
+                 ok[i].name);
+    cr_assert_eq(pa_hip_arch_has_mfma(major, minor, POLYATTN_DTYPE_BF16), ok[i].bf16, "%s bf16",
+                 ok[i].name);
+    cr_assert_eq(pa_hip_arch_has_mfma(major, minor, POLYATTN_DTYPE_F32), 0, "%s f32", ok[i].name);
+  }
+  static const char *bad[] = {"", "gfx", "gfx9", "gfx90", "sm_80", "gfx90z", "gfx0908x", "GFX90a"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    int major, minor;
+    cr_assert_not(pa_hip_parse_arch(bad[i], &major, &minor), "'%s' parsed", bad[i]);
+  }
+
+  char base[64];
+  pa_hip_base_arch("gfx90a:sramecc+:xnack-", base, sizeof base);
+  cr_assert_str_eq(base, "gfx90a");
+  pa_hip_base_arch("gfx1030", base, sizeof base);
+  cr_assert_str_eq(base, "gfx1030");
+
+  const char *list = "gfx90a;gfx908;gfx1030";
+  cr_assert(pa_hip_arch_listed("gfx90a", list) && pa_hip_arch_listed("gfx908", list) &&
+            pa_hip_arch_listed("gfx1030", list));
+  cr_assert_not(pa_hip_arch_listed("gfx90", list), "a prefix is not a target");
+  cr_assert_not(pa_hip_arch_listed("gfx103", list));
+  cr_assert_not(pa_hip_arch_listed("gfx942", list));
+  cr_assert(pa_hip_arch_listed("gfx942", "gfx942"));
+  cr_assert_not(pa_hip_arch_listed("gfx942", ""));
 }
 
 /* ------------------------------------------------------- hip (needs a GPU) */

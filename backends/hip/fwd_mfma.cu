@@ -31,6 +31,7 @@
 #include "hip/hip_kernels.h" /* first: the runtime, through backends/cuda/gpu_runtime.h */
 #include "block_ctx.cuh"
 #include "convert.h"
+#include "hip/hip_arch.h"
 #include "hip/mfma.cuh"
 #include "mask.h"
 #include "softmax.h"
@@ -228,11 +229,7 @@ cudaError_t launch_bucket(const pa_problem *p, cudaStream_t stream) {
 } // namespace
 
 int pa_hip_has_mfma(const pa_cuda_device *dev, polyattn_dtype dtype) {
-  if (dev->cc_major != 9) return 0;
-  const int gfx90a = dev->cc_minor == 0x0a, gfx94x = dev->cc_minor >= 0x40 && dev->cc_minor <= 0x42;
-  if (dtype == POLYATTN_DTYPE_F16) return dev->cc_minor == 0x08 || gfx90a || gfx94x;
-  if (dtype == POLYATTN_DTYPE_BF16) return gfx90a || gfx94x;
-  return 0;
+  return pa_hip_arch_has_mfma(dev->cc_major, dev->cc_minor, dtype);
 }
 
 int pa_hip_mfma_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {

@@ -1,54 +1,18 @@
 /* The HIP backend's device side: probe, contexts (one device, one stream each) and
  * device buffers. Every HIP call's error becomes a status with the runtime's
  * message; nothing here aborts, and a missing GPU only makes the probe say so. */
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hip/hip_arch.h"
 #include "hip_internal.h"
 
-int pa_hip_parse_arch(const char *name, int *major, int *minor) {
-  if (strncmp(name, "gfx", 3) != 0) return 0;
-  char digits[8];
-  size_t n = 0;
-  for (const char *s = name + 3; *s && *s != ':' && n < sizeof digits - 1; ++s) {
-    if (!isxdigit((unsigned char)*s)) return 0;
-    digits[n++] = *s;
-  }
-  digits[n] = '\0';
-  if (n < 3) return 0; /* major (1-2 decimal digits), minor, stepping (hex) */
-  char *end;
-  *minor = (int)strtol(digits + n - 2, &end, 16);
-  digits[n - 2] = '\0';
-  *major = (int)strtol(digits, &end, 10);
-  return *end == '\0';
-}
-
-/* The target name without its feature flags ("gfx90a:sramecc+:xnack-" -> "gfx90a"),
- * and whether the module has a code object for it. */
-static void base_arch(const char *name, char *out, size_t len) {
-  snprintf(out, len, "%.63s", name);
-  char *colon = strchr(out, ':');
-  if (colon) *colon = '\0';
-}
-
-static int built_for(const char *arch) {
-  const char *list = PA_HIP_ARCHS;
-  const size_t n = strlen(arch);
-  for (const char *s = list; *s;) {
-    const char *end = strchr(s, ';');
-    const size_t len = end ? (size_t)(end - s) : strlen(s);
-    if (len == n && strncmp(s, arch, n) == 0) return 1;
-    if (!end) break;
-    s = end + 1;
-  }
-  return 0;
-}
+static int built_for(const char *arch) { return pa_hip_arch_listed(arch, PA_HIP_ARCHS); }
 
 static void describe(const hipDeviceProp_t *prop, char *out, size_t len) {
   char arch[64];
-  base_arch(prop->gcnArchName, arch, sizeof arch);
+  pa_hip_base_arch(prop->gcnArchName, arch, sizeof arch);
   snprintf(out, len, "%.200s (%s, %d CUs, wave%d)", prop->name, arch, prop->multiProcessorCount,
            prop->warpSize);
 }
@@ -72,7 +36,7 @@ int pa_hip_probe(char *device_name, size_t name_len, char *reason, size_t reason
     hipDeviceProp_t prop;
     if (hipGetDeviceProperties(&prop, d) != hipSuccess) continue;
     char arch[64];
-    base_arch(prop.gcnArchName, arch, sizeof arch);
+    pa_hip_base_arch(prop.gcnArchName, arch, sizeof arch);
     if (!built_for(arch)) {
       if (!first_other[0]) describe(&prop, first_other, sizeof first_other);
       continue;
@@ -106,7 +70,7 @@ polyattn_status pa_hip_context_create(int32_t device, void *native_stream, int32
   if ((e = hipGetDeviceProperties(&prop, device)) != hipSuccess)
     return pa_hip_status(err, e, "hipGetDeviceProperties");
   char arch[64];
-  base_arch(prop.gcnArchName, arch, sizeof arch);
+  pa_hip_base_arch(prop.gcnArchName, arch, sizeof arch);
   int major = 0, minor = 0;
   if (!built_for(arch) || !pa_hip_parse_arch(arch, &major, &minor))
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,

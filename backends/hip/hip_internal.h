@@ -26,9 +26,6 @@ typedef struct pa_hip_ctx {
  * failures, POLYATTN_ERR_DEVICE otherwise, with "what: <HIP message> (<name>)". */
 polyattn_status pa_hip_status(pa_error *err, hipError_t e, const char *what);
 
-/* "gfx90a:sramecc+:xnack-" -> major 9, minor-and-stepping 0x0a; 0 if not gfx<...>. */
-int pa_hip_parse_arch(const char *gcn_arch_name, int *major, int *minor);
-
 /* hip_device.c */
 int pa_hip_probe(char *device_name, size_t name_len, char *reason, size_t reason_len);
 polyattn_status pa_hip_context_create(int32_t device, void *native_stream, int32_t num_threads,
