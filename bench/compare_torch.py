@@ -92,6 +92,12 @@ def parse_args(argv=None):
     ap.add_argument("--hidden", type=int, default=2048, help="Hq*D (default 2048)")
     ap.add_argument("--quick", action="store_true", help="3-config smoke subset")
     ap.add_argument("--decode", action="store_true", help="the decode (split-KV) benchmark")
+    ap.add_argument("--backward", action="store_true",
+                    help="training: forward+backward and backward alone through autograd "
+                         "(polyattn.flash_attn_func vs SDPA flash and cuDNN), gradients "
+                         "checked against flash's")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="--backward: polyattn with deterministic=True")
     ap.add_argument("--decode-sk", default=",".join(map(str, DECODE_SK)),
                     help="decode key lengths, comma list")
     ap.add_argument("--lse", action="store_true",
@@ -802,6 +808,126 @@ PLOT_IMPLS = [("polyattn", "polyattn", "-o"), ("flash", "SDPA flash", "--s"),
               ("cudnn", "SDPA cuDNN", "--^"), ("efficient", "SDPA efficient", ":v")]
 
 
+def run_backward(args, lib, torch, bench, tp, out):
+    """Training-shaped timing through autograd, on the same tensors for every
+    implementation: fwd+bwd (a forward and torch.autograd.grad) and bwd alone (grad of
+    a retained graph). FLOPs: backward 2.5x the forward count, fwd+bwd 3.5x."""
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    DT = {"bf16": torch.bfloat16, "fp16": torch.float16}
+    dtypes = [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    causals = {"both": [False, True], "0": [False], "1": [True]}[args.causal]
+    configs = ([(dt, D, S, c) for dt in dtypes for (D, S, c) in QUICK] if args.quick else
+               [(dt, D, S, c) for dt in dtypes for D in _csv_ints(args.dims)
+                for S in _csv_ints(args.seqlens) for c in causals])
+    impls = [("polyattn", None), ("flash", SDPBackend.FLASH_ATTENTION)]
+    if not args.no_cudnn:
+        impls.append(("cudnn", SDPBackend.CUDNN_ATTENTION))
+    print("backward through autograd; polyattn.flash_attn_func(deterministic=%s); "
+          "TF/s by 3.5x (fwd+bwd) and 2.5x (bwd) the forward FLOPs" % bool(args.deterministic))
+    hdr = ("%-4s %3s %5s %3s %3s %1s | %-23s | %-23s | %-23s | %6s %6s | %s" %
+           ("dt", "D", "S", "B", "H", "c", "polyattn fb/bwd TF/s", "flash fb/bwd TF/s",
+            "cudnn fb/bwd TF/s", "bw/fl", "bw/cu", "grads vs flash"))
+    print(hdr)
+    print("-" * len(hdr))
+    gen = torch.Generator(device=bench.dev)
+    rows = []
+    for dt, D, S, causal in configs:
+        dtype = DT[dt]
+        if args.tokens % S or args.hidden % D:
+            continue
+        B, H = args.tokens // S, args.hidden // D
+        gen.manual_seed(args.seed * 1000003 + S * 7 + D)
+        q, k, v, do = (torch.randn((B, S, H, D), dtype=dtype, device=bench.dev, generator=gen)
+                       for _ in range(4))
+        for t in (q, k, v):
+            t.requires_grad_(True)
+        fwd_flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+        rec = {"kind": "bwd", "dtype": dt, "D": D, "S": S, "B": B, "Hq": H, "Hkv": H,
+               "causal": causal, "flops": fwd_flops, "deterministic": bool(args.deterministic)}
+        grads = {}
+        for name, be in impls:
+            def forward(name=name, be=be):
+                if be is None:
+                    return polyattn.flash_attn_func(q, k, v, causal=causal,
+                                                    deterministic=bool(args.deterministic))
+                with sdpa_kernel([be]):
+                    return F.scaled_dot_product_attention(
+                        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                        is_causal=causal).transpose(1, 2)
+
+            def fb(forward=forward):
+                o = forward()
+                return torch.autograd.grad(o, (q, k, v), do)
+            try:
+                grads[name] = fb()
+                bench.sync()
+                o_keep = forward()
+
+                def bwd(o_keep=o_keep):
+                    return torch.autograd.grad(o_keep, (q, k, v), do, retain_graph=True)
+                ms_fb, n_fb = bench.time_ms(fb)
+                ms_b, n_b = bench.time_ms(bwd)
+                rec[name + "_fb_ms"], rec[name + "_bwd_ms"] = ms_fb, ms_b
+                rec[name + "_fb_tflops"] = 3.5 * fwd_flops / (ms_fb * 1e-3) / 1e12
+                rec[name + "_bwd_tflops"] = 2.5 * fwd_flops / (ms_b * 1e-3) / 1e12
+                del o_keep
+            except Exception as e:  # noqa: BLE001
+                rec[name + "_error"] = _err_line(e)
+        atol, rtol = _tols(args, torch, dtype)
+        check = "-"
+        if "polyattn" in grads and "flash" in grads:
+            worst, ok = 0.0, True
+            for gp, gf, gname in zip(grads["polyattn"], grads["flash"], ("dq", "dk", "dv")):
+                # gradients are sums over S rows: scale the tolerance by their magnitude
+                scale = max(1.0, float(gf.float().abs().max()))
+                md, frac = _compare(torch, gp, gf, atol * scale, rtol)
+                rec["maxdiff_" + gname] = md
+                worst = max(worst, md)
+                ok &= frac == 0.0 and _finite(torch, gp)
+            rec["check"] = "ok" if ok else "fail"
+            check = "%s (max %.2e)" % (rec["check"], worst)
+        for n in ("flash", "cudnn"):
+            if "polyattn_bwd_ms" in rec and n + "_bwd_ms" in rec:
+                rec["bwd_speedup_vs_" + n] = rec[n + "_bwd_ms"] / rec["polyattn_bwd_ms"]
+
+        def cell(n):
+            if n + "_fb_tflops" not in rec:
+                return "%-23s" % "-"
+            return "%7.1f / %7.1f      " % (rec[n + "_fb_tflops"], rec[n + "_bwd_tflops"])
+
+        def sp(n):
+            x = rec.get("bwd_speedup_vs_" + n)
+            return "%6.2f" % x if x is not None else "%6s" % "-"
+        print("%-4s %3d %5d %3d %3d %1d | %s | %s | %s | %s %s | %s" % (
+            dt, D, S, B, H, int(causal), cell("polyattn"), cell("flash"), cell("cudnn"),
+            sp("flash"), sp("cudnn"), check), flush=True)
+        for n, _ in impls:
+            if n + "_error" in rec:
+                print("     %s: %s" % (n, rec[n + "_error"]), flush=True)
+        rows.append(rec)
+        if out:
+            out.write(json.dumps(rec) + "\n")
+            out.flush()
+        del q, k, v, do, grads
+        torch.cuda.empty_cache()
+    print()
+    for dt in dtypes:
+        for D in sorted({r["D"] for r in rows}):
+            sel = [r for r in rows if r["dtype"] == dt and r["D"] == D and r["S"] >= 2048
+                   and "bwd_speedup_vs_flash" in r]
+            if sel:
+                xs = [r["bwd_speedup_vs_flash"] for r in sel]
+                gm = math.exp(sum(math.log(x) for x in xs) / len(xs))
+                print("%s D=%d S>=2048: polyattn/flash backward speed-up geomean %.3f, min "
+                      "%.3f, %d/%d configs >= 1.1x" % (dt, D, gm, min(xs),
+                                                       sum(x >= 1.1 for x in xs), len(xs)))
+    nfail = sum(1 for r in rows if r.get("check") == "fail")
+    nerr = sum(1 for r in rows if "polyattn_error" in r)
+    print("gradients: %d configs, %d failed, %d polyattn errors" % (len(rows), nfail, nerr))
+    return 0 if nfail == 0 and nerr == 0 else 1
+
+
 def load_jsonl(path):
     rows = []
     with open(path) as f:
@@ -900,6 +1026,8 @@ def main(argv=None):
         try:
             if args.decode:
                 rc = run_decode(args, lib, torch, bench, tp, out)
+            elif args.backward:
+                rc = run_backward(args, lib, torch, bench, tp, out)
             else:
                 rc = run_sweep(args, lib, torch, bench, tp, out)
         finally:

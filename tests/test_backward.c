@@ -57,6 +57,15 @@ static const th_case cases[] = {
     {.name = "bw_null_workspace", .dtypes = TH_BF16, .heads_q = 2, .heads_kv = 1, .seq_q = 64, .seq_k = 128, .head_dim = 64, .causal = 1, .no_workspace = 1},
     {.name = "bw_d96_gqa_window", .dtypes = TH_ALL, .batch = 2, .heads_q = 6, .heads_kv = 2, .seq_q = 113, .seq_k = 64, .head_dim = 96, .window = 1, .window_left = 30, .window_right = 30},
     {.name = "bw_d256_f16", .dtypes = TH_F16, .seq_q = 64, .seq_k = 64, .head_dim = 256, .causal = 1},
+    /* ---- the Ampere tensor-core backward (f16/bf16, head dims <= 128): several key
+     * blocks (64 keys) and query tiles (32/64 rows) per case, partial tiles at both ends */
+    {.name = "bw_mma_d128_s300_causal_gqa", .dtypes = TH_F16 | TH_BF16, .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 300, .seq_k = 300, .head_dim = 128, .causal = 1},
+    {.name = "bw_mma_d128_sq200_sk333", .dtypes = TH_BF16, .heads_q = 2, .seq_q = 200, .seq_k = 333, .head_dim = 128},
+    {.name = "bw_mma_d128_softcap_alibi_window", .dtypes = TH_F16 | TH_BF16, .heads_q = 4, .heads_kv = 1, .seq_q = 257, .seq_k = 190, .head_dim = 128, .scale = 0.3f, .softcap = 8.0f, .alibi = TH_ALIBI_HEADS, .window = 1, .window_left = 70, .window_right = 20},
+    {.name = "bw_mma_d64_s513_window_causal", .dtypes = TH_BF16, .batch = 2, .heads_q = 2, .seq_q = 513, .seq_k = 513, .head_dim = 64, .causal = 1, .window = 1, .window_left = 100, .window_right = -1},
+    {.name = "bw_mma_d64_block48x80", .dtypes = TH_F16, .heads_q = 2, .seq_q = 300, .seq_k = 400, .head_dim = 64, .sparsity = BLOCK, .block_q = 48, .block_k = 80, .mask_per_head = 1},
+    {.name = "bw_mma_d128_varlen_seqused", .dtypes = TH_BF16, .batch = 3, .heads_q = 4, .heads_kv = 2, .head_dim = 128, .causal = 1, .varlen = 1, .seqlens_q = {130, 0, 257}, .seqlens_k = {200, 70, 257}},
+    {.name = "bw_mma_d128_seqused_k", .dtypes = TH_F16, .batch = 2, .heads_q = 2, .seq_q = 100, .seq_k = 300, .head_dim = 128, .seqused = 1, .seqused_k = {300, 77}},
     {.name = "bw_deterministic_flag", .dtypes = TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 1, .seq_q = 128, .seq_k = 255, .head_dim = 64, .deterministic = 1},
 };
 
@@ -73,6 +82,7 @@ ParameterizedTest(th_param *p, backward, sweep, .timeout = 300) { th_backward_te
 static const th_case det_cases[] = {
     /* many query blocks and a GQA group writing the same dk/dv rows */
     {.name = "bw_det_gqa", .dtypes = TH_BF16 | TH_F32, .batch = 2, .heads_q = 8, .heads_kv = 1, .seq_q = 384, .seq_k = 384, .head_dim = 64, .causal = 1, .deterministic = 1},
+    {.name = "bw_det_d128_bf16_window", .dtypes = TH_BF16, .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 300, .seq_k = 300, .head_dim = 128, .softcap = 10.0f, .window = 1, .window_left = 90, .window_right = 30, .deterministic = 1},
     {.name = "bw_det_varlen", .dtypes = TH_F16, .batch = 3, .heads_q = 4, .heads_kv = 2, .head_dim = 128, .varlen = 1, .seqlens_q = {255, 1, 300}, .seqlens_k = {255, 400, 300}, .deterministic = 1},
 };
 
@@ -104,7 +114,10 @@ ParameterizedTest(th_param *p, backward, deterministic, .timeout = 300) {
     first[w] = malloc(len[w]);
     memcpy(first[w], b, len[w]);
   }
-  for (int it = 1; it < 8; ++it) {
+  /* POLYATTN_TEST_REPEAT=N: N runs instead of 8 (bench/gpu/backward.sh uses 20). */
+  const char *rep_env = getenv("POLYATTN_TEST_REPEAT");
+  const int runs = rep_env && atoi(rep_env) > 1 ? atoi(rep_env) : 8;
+  for (int it = 1; it < runs; ++it) {
     st = th_run_backward(r);
     cr_assert_eq(st, POLYATTN_OK, "%s run %d: %s", label, it, th_run_message(r));
     for (int w = 2; w < 5; ++w) {
@@ -116,7 +129,7 @@ ParameterizedTest(th_param *p, backward, deterministic, .timeout = 300) {
   }
   char summary[2048];
   int ok = th_check_backward(r, summary, sizeof summary);
-  cr_log_info("%s (8 identical runs)", summary);
+  cr_log_info("%s (%d identical runs)", summary, runs);
   cr_assert(ok, "%s", summary);
   for (int w = 2; w < 5; ++w) free(first[w]);
   th_run_destroy(r);

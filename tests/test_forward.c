@@ -118,6 +118,10 @@ static const th_case cases[] = {
     {.name = "decode_sq2_sk1500_gqa4_causal_alibi_softcap", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 8, .heads_kv = 2, .seq_q = 2, .seq_k = 1500, .head_dim = 128, .causal = 1, .scale = 0.3f, .softcap = 8.0f, .alibi = TH_ALIBI_BATCH_HEADS},
     {.name = "decode_s1_sk3000_g16_block_window_d96", .dtypes = TH_BF16 | TH_F16, .heads_q = 16, .heads_kv = 1, .seq_q = 1, .seq_k = 3000, .head_dim = 96, .head_dim_v = 64, .window = 1, .window_left = 1000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.4},
     {.name = "decode_sq2_sk3000_block_window_strided_odd", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 1, .seq_q = 2, .seq_k = 3000, .head_dim = 72, .head_dim_v = 40, .window = 1, .window_left = 2000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.3, .layout = TH_STRIDED_ODD},
+    /* the Vulkan decode kernel's shapes: <= 8 rows per kv head, D == Dv, 16-byte rows */
+    {.name = "decode_sq2_sk2000_gqa2_block_causal", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 2, .seq_k = 2000, .head_dim = 64, .causal = 1, .sparsity = BLOCK, .block_k = 64, .mask_per_head = 1, .mask_density = 0.5},
+    {.name = "decode_s1_sk1200_gqa2_d256_window", .dtypes = TH_F16, .heads_q = 4, .heads_kv = 2, .seq_q = 1, .seq_k = 1200, .head_dim = 256, .window = 1, .window_left = 500, .window_right = -1},
+    {.name = "decode_sq3_sk700_d40_softcap", .dtypes = TH_BF16, .heads_q = 2, .seq_q = 3, .seq_k = 700, .head_dim = 40, .softcap = 6.0f},
 
     /* ---- empty keys, fully masked rows */
     {.name = "seqlen_k_0", .dtypes = TH_ALL, .batch = 2, .heads_q = 2, .seq_q = 17, .seq_k = 0, .head_dim = 64},

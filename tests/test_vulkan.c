@@ -165,10 +165,10 @@ Test(vulkan, forced_splits) {
   unsetenv("POLYATTN_VULKAN_SPLITS");
 }
 
-/* The cooperative-matrix kernel, forced: checked against the oracle where the
- * device has cooperative matrices; skipped, with the module's reason, elsewhere
- * (lavapipe has none, so CI only compiles it). A bad kernel name is refused. */
-Test(vulkan, coopmat_forced) {
+/* A cooperative-matrix kernel, forced: checked against the oracle where the device
+ * runs it; skipped, with the module's reason, elsewhere (lavapipe has no cooperative
+ * matrices, so CI only compiles them). A bad kernel name is refused. */
+static void forced_kernel(const char *kernel) {
   need_vulkan();
   setenv("POLYATTN_VULKAN_KERNEL", "no-such-kernel", 1);
   polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_VULKAN);
@@ -179,23 +179,27 @@ Test(vulkan, coopmat_forced) {
   th_run *r = th_run_create(ctx, &c, 0);
   cr_assert_eq(th_run_forward(r), POLYATTN_ERR_UNSUPPORTED, "%s", th_run_message(r));
   cr_assert(strstr(th_run_message(r), "not one of"), "message: %s", th_run_message(r));
-  setenv("POLYATTN_VULKAN_KERNEL", "coopmat", 1);
+  setenv("POLYATTN_VULKAN_KERNEL", kernel, 1);
   polyattn_status st = th_run_forward(r);
   if (st == POLYATTN_ERR_UNSUPPORTED) {
     char why[512];
     snprintf(why, sizeof why, "%s", th_run_message(r));
     th_run_destroy(r);
     polyattn_context_destroy(ctx);
-    cr_skip_test("SKIPPED: the cooperative-matrix kernel cannot run here: %s", why);
+    cr_assert(strstr(why, kernel), "the reason names the kernel: %s", why);
+    cr_skip_test("SKIPPED: the %s kernel cannot run here: %s", kernel, why);
   }
   cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
   char summary[2048];
   int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("coopmat: %s", summary);
+  cr_log_info("%s: %s", kernel, summary);
   cr_assert(ok, "%s", summary);
   th_run_destroy(r);
   polyattn_context_destroy(ctx);
 }
+
+Test(vulkan, coopmat_forced) { forced_kernel("coopmat"); }
+Test(vulkan, coopmat2_forced) { forced_kernel("coopmat2"); }
 
 /* ---- a context on the caller's device and queue, computing on wrapped VkBuffers */
 

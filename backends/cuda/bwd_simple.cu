@@ -325,21 +325,27 @@ size_t pa_cuda_simple_backward_workspace(const pa_problem *p, const pa_cuda_devi
   return (size_t)stat_rows(p) * (size_t)p->heads_q * 2 * sizeof(float);
 }
 
+cudaError_t pa_cuda_simple_backward_dq(const pa_problem *p, const pa_cuda_device *dev,
+                                       void *workspace, cudaStream_t stream) {
+  (void)dev;
+  if (p->batch <= 0 || p->heads_q <= 0 || p->seqlen_q <= 0 || p->total_q <= 0) return cudaSuccess;
+  if (!workspace) return cudaErrorInvalidValue;
+  const size_t smem = dq_smem(p);
+  cudaError_t e = opt_in((const void *)bwd_dq_kernel, smem);
+  if (e != cudaSuccess) return e;
+  const dim3 grid((unsigned)((p->seqlen_q + kBlockQ - 1) / kBlockQ), (unsigned)p->heads_q,
+                  (unsigned)p->batch);
+  bwd_dq_kernel<<<grid, kThreads, smem, stream>>>(*p, static_cast<float *>(workspace));
+  return cudaGetLastError();
+}
+
 cudaError_t pa_cuda_simple_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream) {
-  (void)dev;
   if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
   if (stat_rows(p) > 0 && !workspace) return cudaErrorInvalidValue;
   float *stats = static_cast<float *>(workspace);
-  cudaError_t e;
-  if (p->seqlen_q > 0 && p->total_q > 0) {
-    const size_t smem = dq_smem(p);
-    if ((e = opt_in((const void *)bwd_dq_kernel, smem)) != cudaSuccess) return e;
-    const dim3 grid((unsigned)((p->seqlen_q + kBlockQ - 1) / kBlockQ), (unsigned)p->heads_q,
-                    (unsigned)p->batch);
-    bwd_dq_kernel<<<grid, kThreads, smem, stream>>>(*p, stats);
-    if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  }
+  cudaError_t e = pa_cuda_simple_backward_dq(p, dev, workspace, stream);
+  if (e != cudaSuccess) return e;
   if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
     const size_t smem = dkv_smem(p);
     if ((e = opt_in((const void *)bwd_dkv_kernel, smem)) != cudaSuccess) return e;

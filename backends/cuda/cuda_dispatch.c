@@ -41,21 +41,34 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
   return PA_CUDA_KERNEL_NONE;
 }
 
-pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
-  if (p->pass == PA_PASS_BACKWARD) { /* one kernel so far: the simple fp32 backward */
-    const char *want = getenv("POLYATTN_CUDA_KERNEL");
-    pa_error why = {{0}};
-    if (want && *want && strcmp(want, "simple") != 0) {
-      pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                   "POLYATTN_CUDA_KERNEL=%s: the CUDA backward has only the simple kernel so "
-                   "far (tensor-core backward: issue 4)", want);
-      return PA_CUDA_KERNEL_NONE;
+/* The backward: the Ampere tensor-core kernel where it applies (f16/bf16, sm_80+,
+ * head dims up to 128), else the simple fp32 kernel. POLYATTN_CUDA_KERNEL=simple or
+ * =ampere forces one; naming a forward-only kernel makes the backward UNSUPPORTED. */
+static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
+  const char *want = getenv("POLYATTN_CUDA_KERNEL");
+  pa_error why = {{0}};
+  if (want && *want) {
+    if (!strcmp(want, "simple")) {
+      if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
+    } else if (!strcmp(want, "ampere")) {
+      if (pa_cuda_ampere_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_AMPERE;
+    } else {
+      snprintf(why.msg, sizeof why.msg,
+               "the CUDA backward has the simple and ampere kernels only");
     }
-    if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
-    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s",
-                 why.msg);
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
     return PA_CUDA_KERNEL_NONE;
   }
+  if ((p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && dev->cc_major >= 8 &&
+      pa_cuda_ampere_backward_supports(p, dev, &why))
+    return PA_CUDA_KERNEL_AMPERE; /* declining is not an error: fall back */
+  if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
+  pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s", why.msg);
+  return PA_CUDA_KERNEL_NONE;
+}
+
+pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
+  if (p->pass == PA_PASS_BACKWARD) return pick_backward(p, dev, err);
   if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
       p->dtype != POLYATTN_DTYPE_BF16) {
     pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s is not supported by the CUDA backend",
@@ -94,7 +107,9 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
   const pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
   if (k != PA_CUDA_KERNEL_NONE && p->pass == PA_PASS_BACKWARD) {
-    *workspace_bytes = pa_cuda_simple_backward_workspace(p, &ctx->dev);
+    *workspace_bytes = k == PA_CUDA_KERNEL_AMPERE
+                           ? pa_cuda_ampere_backward_workspace(p, &ctx->dev)
+                           : pa_cuda_simple_backward_workspace(p, &ctx->dev);
     return POLYATTN_OK;
   }
   switch (k) {
@@ -137,11 +152,18 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
 polyattn_status pa_cuda_backward(void *bctx, const pa_problem *p,
                                  const struct polyattn_buffer *workspace, pa_error *err) {
   const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
-  if (pa_cuda_pick_kernel(p, &ctx->dev, err) == PA_CUDA_KERNEL_NONE) return POLYATTN_ERR_UNSUPPORTED;
+  const pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
+  if (k == PA_CUDA_KERNEL_NONE) return POLYATTN_ERR_UNSUPPORTED;
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
-  e = pa_cuda_simple_backward(p, &ctx->dev, workspace ? workspace->address : NULL, ctx->stream);
+  void *ws = workspace ? workspace->address : NULL;
+  e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_backward(p, &ctx->dev, ws, ctx->stream)
+                                 : pa_cuda_simple_backward(p, &ctx->dev, ws, ctx->stream);
   if (e == cudaSuccess) e = cudaGetLastError();
-  if (e != cudaSuccess) return pa_cuda_status(err, e, "CUDA simple backward");
+  if (e != cudaSuccess) {
+    char what[64];
+    snprintf(what, sizeof what, "CUDA %s backward", kernel_name(k));
+    return pa_cuda_status(err, e, what);
+  }
   return POLYATTN_OK;
 }

@@ -65,6 +65,19 @@ int pa_cuda_simple_backward_supports(const pa_problem *p, const pa_cuda_device *
 size_t pa_cuda_simple_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_simple_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream);
+/* Its dQ kernel alone (same workspace): the Ampere backward's deterministic dQ. */
+cudaError_t pa_cuda_simple_backward_dq(const pa_problem *p, const pa_cuda_device *dev,
+                                       void *workspace, cudaStream_t stream);
+
+/* bwd_ampere.cu: the tensor-core backward, fp16/bf16, sm_80+, head dims up to 128
+ * (buckets 64, 128), dense and BLOCK; dQ through an fp32 workspace with atomics, or
+ * (deterministic) the simple dQ kernel. Workspace: lse2 and D_i per row and head,
+ * then the fp32 dQ accumulator (or the simple dQ kernel's workspace). */
+int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *dev,
+                                     pa_error *err);
+size_t pa_cuda_ampere_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *dev,
+                                    void *workspace, cudaStream_t stream);
 
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
  * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode

@@ -51,13 +51,20 @@ polyattn_status pa_vk_check_validation(pa_vk_ctx *ctx, pa_error *err) {
                     ctx->validation_msg);
 }
 
-/* An instance (Vulkan 1.1), with the validation layer and a messenger reporting to
- * `ctx` when asked. */
+/* An instance (Vulkan 1.3, or 1.1 on an older loader), with the validation layer
+ * and a messenger reporting to `ctx` when asked. */
 static VkResult instance_create(pa_vk_ctx *ctx, VkInstance *out, char *why, size_t why_len) {
+  /* 1.3 where the loader has it: the coopmat2 kernel is SPIR-V 1.6. A device of an
+   * older version still runs at its own (every 1.1+ implementation accepts this). */
+  uint32_t loader_version = VK_API_VERSION_1_0;
+  PFN_vkEnumerateInstanceVersion enum_version =
+      (PFN_vkEnumerateInstanceVersion)(void (*)(void))vkGetInstanceProcAddr(NULL, "vkEnumerateInstanceVersion");
+  if (enum_version && enum_version(&loader_version) != VK_SUCCESS) loader_version = VK_API_VERSION_1_0;
   VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
                            .pApplicationName = "polyattn",
                            .pEngineName = "polyattn",
-                           .apiVersion = VK_API_VERSION_1_1};
+                           .apiVersion = loader_version >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3
+                                                                              : VK_API_VERSION_1_1};
   const char *layers[1] = {"VK_LAYER_KHRONOS_validation"};
   const char *exts[1] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
   int validate = ctx && validation_wanted();
@@ -237,9 +244,11 @@ static int has_extension(VkPhysicalDevice pd, const char *name) {
   return found;
 }
 
-/* Vulkan reports no count of compute units. The split-KV rule only needs to know
- * how many workgroups keep the device busy: a CPU driver runs one per core, GPUs
- * get a class default (a starting point, not a measurement). */
+/* Core Vulkan reports no count of compute units. NVIDIA's VK_NV_shader_sm_builtins
+ * gives the SM count and AMD's VK_AMD_shader_core_properties the CU count (read in
+ * read_limits when offered); otherwise the split-KV rules get an estimate of how
+ * many workgroups keep the device busy: a CPU driver runs one per core, GPUs get a
+ * class default (a starting point, not a measurement). */
 static int32_t estimate_compute_units(const VkPhysicalDeviceProperties *p) {
   switch (p->deviceType) {
   case VK_PHYSICAL_DEVICE_TYPE_CPU: {
@@ -260,10 +269,33 @@ static void read_limits(pa_vk_ctx *ctx) {
   VkPhysicalDeviceSubgroupProperties sub = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &sub};
   VkPhysicalDeviceDriverProperties drv = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties size_ctl = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv_sm = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd_core = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
   VkPhysicalDeviceProperties base;
   vkGetPhysicalDeviceProperties(ctx->phys, &base);
-  if (base.apiVersion >= VK_API_VERSION_1_2 || has_extension(ctx->phys, "VK_KHR_driver_properties"))
-    sub.pNext = &drv;
+  void **tail = &sub.pNext; /* the chain: p2 -> sub -> whatever the device offers */
+  if (base.apiVersion >= VK_API_VERSION_1_2 || has_extension(ctx->phys, "VK_KHR_driver_properties")) {
+    *tail = &drv;
+    tail = &drv.pNext;
+  }
+  if (base.apiVersion >= VK_API_VERSION_1_3 || has_extension(ctx->phys, "VK_EXT_subgroup_size_control")) {
+    *tail = &size_ctl;
+    tail = &size_ctl.pNext;
+  }
+  int have_nv_sm = has_extension(ctx->phys, "VK_NV_shader_sm_builtins");
+  int have_amd_core = has_extension(ctx->phys, "VK_AMD_shader_core_properties");
+  if (have_nv_sm) {
+    *tail = &nv_sm;
+    tail = &nv_sm.pNext;
+  }
+  if (have_amd_core) {
+    *tail = &amd_core;
+    tail = &amd_core.pNext;
+  }
   vkGetPhysicalDeviceProperties2(ctx->phys, &p2);
   const VkPhysicalDeviceLimits *l = &p2.properties.limits;
   VkPhysicalDeviceShaderFloat16Int8Features f16 = {
@@ -280,13 +312,24 @@ static void read_limits(pa_vk_ctx *ctx) {
                              ? l->maxComputeWorkGroupInvocations
                              : l->maxComputeWorkGroupSize[0];
   lim->subgroup_size = sub.subgroupSize;
+  lim->subgroup_min = size_ctl.minSubgroupSize > 0 && size_ctl.minSubgroupSize < sub.subgroupSize
+                          ? size_ctl.minSubgroupSize
+                          : sub.subgroupSize;
+  lim->subgroup_shuffle = (sub.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) &&
+                          (sub.supportedOperations & VK_SUBGROUP_FEATURE_SHUFFLE_BIT);
   for (int i = 0; i < 3; ++i) lim->max_group_count[i] = l->maxComputeWorkGroupCount[i];
   lim->max_storage_range = l->maxStorageBufferRange;
   lim->max_storage_buffers = l->maxPerStageDescriptorStorageBuffers;
   lim->compute_units = estimate_compute_units(&p2.properties);
+  if (have_nv_sm && nv_sm.shaderSMCount > 0) lim->compute_units = (int32_t)nv_sm.shaderSMCount;
+  else if (have_amd_core && amd_core.shaderEngineCount > 0)
+    lim->compute_units = (int32_t)(amd_core.shaderEngineCount * amd_core.shaderArraysPerEngineCount *
+                                   amd_core.computeUnitsPerShaderArray);
   lim->fp16_arith = f16.shaderFloat16 != 0;
   lim->coopmat_nv = ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "NV");
   lim->coopmat_khr = ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "KHR");
+  lim->coopmat2 = ctx->coopmat2_why[0] == '\0';
   lim->loop_budget = drv.driverID == VK_DRIVER_ID_MESA_LLVMPIPE ? PA_VK_LLVMPIPE_LOOP_BUDGET : 0;
   lim->mobile = env_is("POLYATTN_VULKAN_LIMITS", "mobile");
   if (lim->mobile) {
@@ -301,7 +344,7 @@ static void read_limits(pa_vk_ctx *ctx) {
  * (the SPIR-V declares VulkanMemoryModel and Float16). */
 
 typedef struct coopmat_enable {
-  const char *exts[4];
+  const char *exts[6];
   uint32_t next;
   VkPhysicalDeviceVulkanMemoryModelFeaturesKHR mm;
   VkPhysicalDeviceShaderFloat16Int8FeaturesKHR f16;
@@ -471,8 +514,22 @@ static polyattn_status own(pa_vk_ctx *ctx, int32_t device, pa_error *err) {
    * device runs it, enables extensions. */
   coopmat_enable ce;
   ctx->coopmat_dialect = coopmat_choose(ctx->instance, ctx->phys, &ce);
+  const void *chain = coopmat_chain(&ce, ctx->coopmat_dialect);
+#if PA_VK_HAVE_COOPMAT2 /* cooperative matrix 2 builds on the KHR dialect (vk_coopmat2.c) */
+  pa_vk_coopmat2_enable c2;
+  if (ctx->coopmat_dialect && !strcmp(ctx->coopmat_dialect, "KHR")) {
+    if (pa_vk_coopmat2_probe(ctx, &c2, (void *)chain)) {
+      chain = &c2.cm2;
+      ce.exts[ce.next++] = VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME;
+    }
+  } else {
+    snprintf(ctx->coopmat2_why, sizeof ctx->coopmat2_why, "%s",
+             env_is("POLYATTN_VULKAN_LIMITS", "mobile") ? "mobile limits disable cooperative matrices"
+                                                        : "the device has no usable KHR cooperative matrices");
+  }
+#endif
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-                            .pNext = coopmat_chain(&ce, ctx->coopmat_dialect),
+                            .pNext = chain,
                             .queueCreateInfoCount = 1,
                             .pQueueCreateInfos = &qci,
                             .enabledExtensionCount = ce.next,
@@ -489,6 +546,9 @@ polyattn_status pa_vk_context_create(int32_t device, void *native_stream, int32_
   *bctx = NULL;
   pa_vk_ctx *ctx = (pa_vk_ctx *)calloc(1, sizeof *ctx);
   if (!ctx) return pa_fail(err, POLYATTN_ERR_OUT_OF_MEMORY, "Vulkan context: out of memory");
+  snprintf(ctx->coopmat2_why, sizeof ctx->coopmat2_why, "%s",
+           PA_VK_HAVE_COOPMAT2 ? (native_stream ? "the context borrows the caller's device" : "")
+                               : "this build has no coopmat2 kernel (its glslc cannot compile it)");
   polyattn_status st = native_stream ? borrow(ctx, (const polyattn_vulkan_queue *)native_stream, err)
                                      : own(ctx, device, err);
   if (st == POLYATTN_OK) {

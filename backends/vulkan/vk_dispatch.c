@@ -1,6 +1,7 @@
 /* plan, forward and backward of the Vulkan backend, all through pick(): the one
  * place that decides which kernel runs a problem, with which tiles, and whether
  * any kernel can. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,7 +133,116 @@ static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, p
                     "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
 }
 
+/* The coopmat2 kernel (NV cooperative matrix 2): fp16, head dims up to 256 (any:
+ * padded to 16 inside), every mask, softcap, ALiBi, varlen, LSE and split; 2:4 takes
+ * a shared-memory round trip of the scores (spec slot 4, TPR in the other kernels,
+ * is its switch). Tiles from vk_tune.h or POLYATTN_VULKAN_COOPMAT2_TILES=BQxBK. */
+static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c,
+                                     pa_error *err) {
+  const char *why = NULL;
+  if (!ctx->mod_coopmat2)
+    why = ctx->coopmat2_why[0] ? ctx->coopmat2_why : "the device cannot run it";
+  else if (p->dtype != POLYATTN_DTYPE_F16)
+    why = "the coopmat2 kernel is fp16 only (bf16 cooperative matrices are not used yet)";
+  else if (p->head_dim > 256 || p->head_dim_v > 256)
+    why = "the coopmat2 kernel takes head dims up to 256";
+  if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_VULKAN_KERNEL=coopmat2: %s", why);
+  int32_t bq = PA_VK_COOPMAT2_BQ;
+  int32_t bk = p->head_dim > PA_VK_COOPMAT2_LARGE_D || p->head_dim_v > PA_VK_COOPMAT2_LARGE_D
+                   ? PA_VK_COOPMAT2_BK_LARGE_D
+                   : PA_VK_COOPMAT2_BK;
+  const char *tiles = getenv("POLYATTN_VULKAN_COOPMAT2_TILES");
+  if (tiles && *tiles) {
+    int a = 0, k = 0;
+    if (sscanf(tiles, "%dx%d", &a, &k) != 2 || a < 16 || k < 16 || a % 16 || k % 16 || a > 256 || k > 256)
+      return pa_fail(err, POLYATTN_ERR_INVALID_VALUE,
+                        "POLYATTN_VULKAN_COOPMAT2_TILES=%s: expected BQxBK, multiples of 16 up to 256", tiles);
+    bq = a, bk = k;
+  }
+  const int nm24 = p->sparsity == POLYATTN_SPARSITY_NM_2_4;
+  const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + ctx->coopmat2_reserved_shared;
+  if (shared > ctx->lim.shared_bytes)
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                      "POLYATTN_VULKAN_KERNEL=coopmat2: tiles %dx%d need %lld bytes of shared memory "
+                      "(the device has %u)", (int)bq, (int)bk, (long long)shared, ctx->lim.shared_bytes);
+  c->kernel = PA_VK_KERNEL_COOPMAT2;
+  c->bq = bq;
+  c->bk = bk;
+  c->tpr = nm24;
+  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+  return POLYATTN_OK;
+}
+
 static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 : 2; }
+
+/* A view's element offset and strides are multiples of `n` elements. */
+static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
+  return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
+         v->stride_h % n == 0;
+}
+
+/* Loop iterations one invocation of fwd_decode.comp runs per iteration of its key
+ * loop, an upper bound (loads, dots and shuffles, masks, softmax, P V). */
+static int64_t decode_loop_iterations(int32_t r, int32_t c, int32_t dl) {
+  int64_t u = r <= 4 ? 4 : 2, shuffles = 0;
+  for (int32_t o = dl / 2; o > 0; o /= 2) ++shuffles;
+  return u * 2 * c + u * (c * 4 + 8 * c + r * (8 * c + shuffles + 2)) +
+         r * (8 * c + u * (1 + c * 12) + 4) + 8;
+}
+
+/* The decode kernel (fwd_decode.comp): a workgroup per (split, kv head, batch
+ * entry) serving the GQA group's rows, so K and V are read once per group. It
+ * takes 16-bit K/V with 16-byte aligned rows, D == Dv (a multiple of 8, <= 256),
+ * at most 8 rows per kv head (group x query rows), no 2:4; it needs subgroup
+ * shuffles. The split count fills the device: about 8 workgroups per compute
+ * unit, each split keeping at least 4 iterations of its key loop. */
+static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c,
+                                   pa_error *err) {
+  const int32_t d = p->head_dim, group = p->heads_q / p->heads_kv;
+  const int64_t rows = (int64_t)group * p->seqlen_q;
+  const char *why = NULL;
+  if (!ctx->mod_decode) why = "the device lacks subgroup shuffles in compute shaders";
+  else if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
+    why = "it reads 16-bit K and V (f16, bf16)";
+  else if (d != p->head_dim_v || d % 8 || d > 256)
+    why = "it needs D == Dv, a multiple of 8, at most 256";
+  else if (rows > 8 || p->seqlen_q < 1)
+    why = "it serves at most 8 rows per kv head (GQA group x query rows)";
+  else if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    why = "it takes dense attention and block masks only";
+  else if (!view_aligned(&p->k, 2, 8) || !view_aligned(&p->v, 2, 8))
+    why = "it needs K and V rows on 16-byte boundaries (offsets and strides multiples of 8 elements)";
+  int32_t dl = 1;
+  while (!why && dl * 2 <= (int32_t)ctx->lim.subgroup_min && dl * 2 <= 32 && (d / 8) % (dl * 2) == 0)
+    dl *= 2;
+  const int32_t kl = 128 / dl, chunks = d / (8 * dl);
+  if (!why && ((int64_t)kl * d + 2 * kl) * 4 > ctx->lim.shared_bytes)
+    why = "its merge buffer exceeds the device's shared memory";
+  if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "the Vulkan decode kernel: %s", why);
+
+  const int32_t step = kl * (rows <= 4 ? 4 : 2);
+  const int64_t iters = ((int64_t)p->seqlen_k + step - 1) / step;
+  const int64_t tasks = (int64_t)p->batch * p->heads_kv;
+  int64_t splits = ((int64_t)ctx->lim.compute_units * 8 + tasks - 1) / tasks;
+  if (splits > iters / 4) splits = iters / 4;
+  const char *force = getenv("POLYATTN_VULKAN_SPLITS");
+  if (force && *force) splits = atoi(force);
+  if (ctx->lim.loop_budget > 0) { /* llvmpipe: keep under its loop limiter */
+    int64_t per = decode_loop_iterations((int32_t)rows, chunks, dl);
+    int64_t iters_max = (ctx->lim.loop_budget - 200 * rows) / per;
+    if (iters_max < 1) iters_max = 1;
+    if ((iters + iters_max - 1) / iters_max > splits) splits = (iters + iters_max - 1) / iters_max;
+  }
+  if (splits < 1) splits = 1;
+  if (splits > (int64_t)ctx->lim.max_group_count[0]) splits = ctx->lim.max_group_count[0];
+  c->kernel = PA_VK_KERNEL_DECODE;
+  c->bq = (int32_t)rows; /* spec constants R, SQ, DL in the BQ, BK, TPR slots */
+  c->bk = p->seqlen_q;
+  c->tpr = dl;
+  c->qblocks = 1;
+  c->splits = (int32_t)splits;
+  return POLYATTN_OK;
+}
 
 static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_choice *c, pa_error *err) {
   memset(c, 0, sizeof *c);
@@ -173,13 +283,40 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
                         .prefer_block_k = PA_VK_SCALAR_PREFER_BK};
   pa_tile_plan plan = pa_plan_tiles(&dev, p);
 
-  /* The cooperative-matrix kernel is unverified (no device here has it): it runs
-   * only when asked for, and then the call is unsupported rather than falling back. */
+  /* The cooperative-matrix kernels run only when asked for (coopmat is verified but
+   * slower than needed, coopmat2 not yet verified on a device: docs/decisions.md 44),
+   * and then a case they cannot take is unsupported rather than falling back. */
   const char *want = getenv("POLYATTN_VULKAN_KERNEL");
-  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat"))
+  if (want && *want && strcmp(want, "scalar") && strcmp(want, "coopmat") && strcmp(want, "coopmat2") &&
+      strcmp(want, "decode"))
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat", want);
-  if (want && !strcmp(want, "coopmat")) {
+                      "POLYATTN_VULKAN_KERNEL=%s is not one of scalar, coopmat, coopmat2, decode", want);
+  const int forced = want && *want;
+  if ((!forced || !strcmp(want, "decode")) &&
+      (pick_decode(ctx, p, c, forced ? err : NULL) == POLYATTN_OK || forced)) {
+    if (c->kernel != PA_VK_KERNEL_DECODE) return POLYATTN_ERR_UNSUPPORTED; /* forced; err says why */
+    if (c->splits > 1) {
+      c->workspace = (size_t)c->splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
+      if (c->workspace > range || c->workspace > UINT32_MAX)
+        return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                       "the decode kernel's %d key splits need a workspace (%zu bytes) beyond "
+                       "maxStorageBufferRange", (int)c->splits, c->workspace);
+    }
+    if ((uint32_t)p->heads_kv > ctx->lim.max_group_count[1] ||
+        (uint32_t)p->batch > ctx->lim.max_group_count[2] ||
+        (c->splits > 1 && (uint32_t)p->seqlen_q > ctx->lim.max_group_count[0]))
+      return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+                     "the problem needs more workgroups than maxComputeWorkGroupCount allows");
+    return POLYATTN_OK;
+  }
+  memset(c, 0, sizeof *c);
+  if (forced && !strcmp(want, "coopmat2")) {
+    polyattn_status st = pick_coopmat2(ctx, p, c, err);
+    if (st != POLYATTN_OK) return st;
+  } else if (!forced && PA_VK_COOPMAT2_DEFAULT && ctx->mod_coopmat2 &&
+             pick_coopmat2(ctx, p, c, NULL) == POLYATTN_OK) {
+    /* the default where it takes the case (vk_tune.h); the scalar kernel elsewhere */
+  } else if (want && !strcmp(want, "coopmat")) {
     polyattn_status st = pick_coopmat(ctx, p, c, err);
     if (st != POLYATTN_OK) return st;
   } else {
@@ -194,7 +331,8 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
   if (splits < 1) splits = 1;
   int64_t ktiles = ((int64_t)p->seqlen_k + bk - 1) / bk;
   if (splits > ktiles) splits = ktiles > 0 ? (int32_t)ktiles : 1;
-  if (ctx->lim.loop_budget > 0 && ktiles > 0) { /* llvmpipe: keep under its loop limiter */
+  /* llvmpipe: keep under its loop limiter (only the scalar kernel runs there) */
+  if (ctx->lim.loop_budget > 0 && ktiles > 0 && c->kernel == PA_VK_KERNEL_SCALAR) {
     int64_t per_tile = scalar_loop_iterations_per_tile(c->bq, bk, c->tpr, p->head_dim, p->head_dim_v);
     int64_t tiles_max = ctx->lim.loop_budget / per_tile;
     if (tiles_max < 1) tiles_max = 1;
@@ -311,7 +449,10 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
 
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
-  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, c.bq * c.tpr};
+  const int32_t threads = c.kernel == PA_VK_KERNEL_DECODE     ? 128
+                          : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
+                                                              : c.bq * c.tpr;
+  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, threads};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;
   if ((st = pa_vk_pipeline_get(ctx, c.kernel, spec, &fwd, err)) != POLYATTN_OK) return st;
@@ -328,7 +469,10 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   }
   vkCmdBindDescriptorSets(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, ctx->pipe_layout, 0, 1, &set, 0, NULL);
   vkCmdBindPipeline(slot->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, fwd);
-  vkCmdDispatch(slot->cmd, (uint32_t)c.qblocks, (uint32_t)p->heads_q, (uint32_t)(p->batch * c.splits));
+  if (c.kernel == PA_VK_KERNEL_DECODE)
+    vkCmdDispatch(slot->cmd, (uint32_t)c.splits, (uint32_t)p->heads_kv, (uint32_t)p->batch);
+  else
+    vkCmdDispatch(slot->cmd, (uint32_t)c.qblocks, (uint32_t)p->heads_q, (uint32_t)(p->batch * c.splits));
   if (c.splits > 1) {
     VkMemoryBarrier mb = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
                           .srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT,

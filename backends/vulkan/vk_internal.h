@@ -15,6 +15,12 @@
 #include "backend.h"
 #include "planner.h"
 
+/* 1 where CMake built shaders/fwd_coopmat2.comp (a glslc that compiles
+ * GL_NV_cooperative_matrix2, Vulkan headers that declare it). */
+#ifndef PA_VK_HAVE_COOPMAT2
+#define PA_VK_HAVE_COOPMAT2 0
+#endif
+
 /* Submissions in flight per context before the oldest is waited for. */
 #define PA_VK_SLOTS 4
 /* Descriptor bindings of the kernels (shaders/io.glsl): 0 the parameter block,
@@ -26,7 +32,9 @@ typedef enum pa_vk_kernel {
   PA_VK_KERNEL_NONE = 0,
   PA_VK_KERNEL_SCALAR, /* shaders/fwd_scalar.comp: fp32 arithmetic, any Vulkan 1.1 device */
   PA_VK_KERNEL_MERGE,  /* shaders/merge.comp: split-KV merge */
-  PA_VK_KERNEL_COOPMAT /* shaders/fwd_coopmat.comp: fp16 cooperative matrices (unverified) */
+  PA_VK_KERNEL_COOPMAT, /* shaders/fwd_coopmat.comp: fp16 cooperative matrices */
+  PA_VK_KERNEL_DECODE,  /* shaders/fwd_decode.comp: few query rows, 16-bit K/V, subgroup shuffles */
+  PA_VK_KERNEL_COOPMAT2 /* shaders/fwd_coopmat2.comp: NV cooperative matrix 2 (unverified) */
 } pa_vk_kernel;
 
 /* One VkBuffer with its own memory; `map` when host-visible. */
@@ -43,16 +51,21 @@ typedef struct pa_vk_limits {
   uint32_t shared_bytes;     /* maxComputeSharedMemorySize (16 KiB in mobile mode) */
   uint32_t max_invocations;  /* per workgroup (128 in mobile mode) */
   uint32_t subgroup_size;    /* reported; the scalar path does not depend on it */
+  uint32_t subgroup_min;     /* the smallest subgroup a dispatch may get (size control), else the reported */
+  int subgroup_shuffle;      /* subgroupShuffleXor in compute shaders (the decode kernel) */
   uint32_t max_group_count[3];
   VkDeviceSize max_storage_range;
   uint32_t max_storage_buffers;
-  int32_t compute_units;     /* an estimate: Vulkan does not report it (vk_device.c) */
+  int32_t compute_units;     /* NVIDIA's SM count, AMD's CU count, else an estimate (vk_device.c) */
   int mobile;                /* POLYATTN_VULKAN_LIMITS=mobile */
   int fp16_arith;            /* shaderFloat16, unless mobile */
   /* The cooperative-matrix kernel of that dialect is built into the module and the
    * device runs it: extension, features and a 16x16x16 fp16 x fp16 + fp32 subgroup
    * shape (vk_device.c); never in mobile mode or on a borrowed device. */
   int coopmat_nv, coopmat_khr;
+  /* The cooperative-matrix-2 kernel (VK_NV_cooperative_matrix2 on top of the KHR
+   * dialect) is built and enabled on the device (vk_device.c); never in mobile mode. */
+  int coopmat2;
   /* Loop iterations one invocation may run before the driver cuts its loops short
    * (0: no such limit). Mesa's llvmpipe (lavapipe) stops every loop of a shader
    * after 65535 iterations in all (gallivm's LP_MAX_TGSI_LOOP_ITERATIONS), silently;
@@ -93,9 +106,16 @@ typedef struct pa_vk_ctx {
 
   VkDescriptorSetLayout set_layout;
   VkPipelineLayout pipe_layout;
-  VkShaderModule mod_scalar, mod_merge;
+  VkShaderModule mod_scalar, mod_merge, mod_decode;
   VkShaderModule mod_coopmat; /* the KHR or NV kernel the device runs, else 0 */
   const char *coopmat_dialect; /* "KHR", "NV" or NULL */
+  VkShaderModule mod_coopmat2; /* where lim.coopmat2, else 0 */
+  /* Why the device cannot run the coopmat2 kernel ("" where it can), and what it
+   * reported: shared memory the driver keeps per workgroup for workgroup-scope
+   * matrices, and their largest workgroup. */
+  char coopmat2_why[192];
+  uint32_t coopmat2_reserved_shared, coopmat2_max_invocations;
+  uint32_t coopmat2_threads; /* the kernel's workgroup size on this device */
   VkPipelineCache cache;
   pa_vk_pipeline pipes[PA_VK_MAX_PIPELINES];
   int npipes;
@@ -123,6 +143,17 @@ void pa_vk_context_destroy(void *bctx);
 const char *pa_vk_device_name(void *bctx);
 /* The validation layers' first error since the last call, as a failure (0 if none). */
 polyattn_status pa_vk_check_validation(pa_vk_ctx *ctx, pa_error *err);
+
+/* vk_coopmat2.c: whether the device runs shaders/fwd_coopmat2.comp, and the features
+ * to enable for it, chained in front of `next` (the KHR cooperative-matrix chain). */
+#if PA_VK_HAVE_COOPMAT2
+typedef struct pa_vk_coopmat2_enable {
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV cm2; /* the chain's head */
+  VkPhysicalDevice16BitStorageFeatures s16;
+} pa_vk_coopmat2_enable;
+/* 1 and *e filled where usable; else 0 with ctx->coopmat2_why set. */
+int pa_vk_coopmat2_probe(pa_vk_ctx *ctx, pa_vk_coopmat2_enable *e, void *next);
+#endif
 
 /* vk_memory.c */
 polyattn_status pa_vk_mem_create(pa_vk_ctx *ctx, VkDeviceSize size, int host_visible,

@@ -12,9 +12,17 @@ static const uint32_t spv_fwd_scalar[] =
 static const uint32_t spv_merge[] =
 #include "merge.spv.inc"
     ;
+static const uint32_t spv_decode[] =
+#include "fwd_decode.spv.inc"
+    ;
 #if PA_VK_HAVE_COOPMAT_NV
 static const uint32_t spv_coopmat_nv[] =
 #include "fwd_coopmat_nv.spv.inc"
+    ;
+#endif
+#if PA_VK_HAVE_COOPMAT2
+static const uint32_t spv_coopmat2[] =
+#include "fwd_coopmat2.spv.inc"
     ;
 #endif
 #if PA_VK_HAVE_COOPMAT_KHR
@@ -56,6 +64,8 @@ polyattn_status pa_vk_pipelines_init(pa_vk_ctx *ctx, pa_error *err) {
     return pa_vk_status(err, r, "vkCreatePipelineCache");
   polyattn_status st = make_module(ctx, spv_fwd_scalar, sizeof spv_fwd_scalar, &ctx->mod_scalar, err);
   if (st == POLYATTN_OK) st = make_module(ctx, spv_merge, sizeof spv_merge, &ctx->mod_merge, err);
+  if (st == POLYATTN_OK && ctx->lim.subgroup_shuffle)
+    st = make_module(ctx, spv_decode, sizeof spv_decode, &ctx->mod_decode, err);
 #if PA_VK_HAVE_COOPMAT_KHR
   if (st == POLYATTN_OK && ctx->lim.coopmat_khr)
     st = make_module(ctx, spv_coopmat_khr, sizeof spv_coopmat_khr, &ctx->mod_coopmat, err);
@@ -63,6 +73,10 @@ polyattn_status pa_vk_pipelines_init(pa_vk_ctx *ctx, pa_error *err) {
 #if PA_VK_HAVE_COOPMAT_NV
   if (st == POLYATTN_OK && ctx->lim.coopmat_nv)
     st = make_module(ctx, spv_coopmat_nv, sizeof spv_coopmat_nv, &ctx->mod_coopmat, err);
+#endif
+#if PA_VK_HAVE_COOPMAT2
+  if (st == POLYATTN_OK && ctx->lim.coopmat2)
+    st = make_module(ctx, spv_coopmat2, sizeof spv_coopmat2, &ctx->mod_coopmat2, err);
 #endif
   return st;
 }
@@ -72,7 +86,9 @@ void pa_vk_pipelines_destroy(pa_vk_ctx *ctx) {
   ctx->npipes = 0;
   if (ctx->mod_scalar) vkDestroyShaderModule(ctx->device, ctx->mod_scalar, NULL);
   if (ctx->mod_merge) vkDestroyShaderModule(ctx->device, ctx->mod_merge, NULL);
+  if (ctx->mod_decode) vkDestroyShaderModule(ctx->device, ctx->mod_decode, NULL);
   if (ctx->mod_coopmat) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat, NULL);
+  if (ctx->mod_coopmat2) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat2, NULL);
   if (ctx->cache) vkDestroyPipelineCache(ctx->device, ctx->cache, NULL);
   if (ctx->pipe_layout) vkDestroyPipelineLayout(ctx->device, ctx->pipe_layout, NULL);
   if (ctx->set_layout) vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
@@ -100,8 +116,10 @@ polyattn_status pa_vk_pipeline_get(pa_vk_ctx *ctx, pa_vk_kernel kernel, const in
       .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                 .stage = VK_SHADER_STAGE_COMPUTE_BIT,
                 .module = kernel == PA_VK_KERNEL_MERGE     ? ctx->mod_merge
-                          : kernel == PA_VK_KERNEL_COOPMAT ? ctx->mod_coopmat
-                                                           : ctx->mod_scalar,
+                          : kernel == PA_VK_KERNEL_COOPMAT  ? ctx->mod_coopmat
+                          : kernel == PA_VK_KERNEL_DECODE   ? ctx->mod_decode
+                          : kernel == PA_VK_KERNEL_COOPMAT2 ? ctx->mod_coopmat2
+                                                            : ctx->mod_scalar,
                 .pName = "main",
                 .pSpecializationInfo = &si},
       .layout = ctx->pipe_layout};

@@ -27,40 +27,9 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-if [ -f .devkit/env ]; then
-  # shellcheck disable=SC1091
-  source .devkit/env
-fi
-LOG=${OUT:-$PWD/check-cuda-logs}
-mkdir -p "$LOG"
-SUMMARY=$LOG/SUMMARY.txt
-: >"$SUMMARY"
-FAILED=0
-
-# step NAME TIMEOUT_S COMMAND...: run, log to $LOG/NAME.log, record the outcome.
-# Exit 77 (every test skipped) counts as a failure here: this machine has a GPU.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS rc
-  echo "=== $name: $*" | tee -a "$LOG/$name.log"
-  timeout "$limit" "$@" >>"$LOG/$name.log" 2>&1
-  rc=$?
-  local what=PASS
-  case $rc in
-    0) ;;
-    77) what="FAIL (every test SKIPPED: is the GPU visible?)" ;;
-    124) what="FAIL (timed out after ${limit}s)" ;;
-    *) what="FAIL (exit $rc)" ;;
-  esac
-  [ "$what" = PASS ] || FAILED=1
-  printf '%-34s %-48s %4ds\n' "$name" "$what" $((SECONDS - t0)) | tee -a "$SUMMARY"
-  tail -n 4 "$LOG/$name.log" | sed 's/^/    /'
-}
-
-for tool in polyattn test_forward test_backward test_cuda; do
-  command -v "$tool" >/dev/null || { echo "check_cuda: $tool not on PATH (source .devkit/env?)"; exit 2; }
-done
+# shellcheck source=bench/gpu/lib.sh
+source bench/gpu/lib.sh
+pa_gpu_setup check-cuda polyattn test_forward test_backward test_cuda
 
 group_devices() {
   nvidia-smi >"$LOG/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (see $LOG/nvidia-smi.txt)"
@@ -155,7 +124,4 @@ for g in "${GROUPS_TO_RUN[@]}"; do
   esac
 done
 
-echo
-echo "---- summary (logs in $LOG)"
-cat "$SUMMARY"
-exit $FAILED
+pa_gpu_finish

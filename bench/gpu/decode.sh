@@ -27,15 +27,11 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-if [ -f .devkit/env ]; then
-  # shellcheck disable=SC1091
-  source .devkit/env
-fi
-LOG=${OUT:-$PWD/decode-logs}
-mkdir -p "$LOG"
-SUMMARY=$LOG/SUMMARY.txt
-: >"$SUMMARY"
-FAILED=0
+# shellcheck source=bench/gpu/lib.sh
+source bench/gpu/lib.sh
+STEP_WIDTH=28
+STEP_TAIL=3
+pa_gpu_setup decode polyattn test_forward
 
 B=8 HQ=32 HKV=8 D=128
 # perf_row N LOGNAME: the bandwidth line of one polyattn run log.
@@ -48,31 +44,6 @@ perf_row() {
     printf "%-16s %8d %10.1f %10.4f %8.3f %6.0f%%\n", what, n, bytes / 1e6, ms, tbs, 100 * tbs / 4.2 }'
 }
 PERF_HEAD=$(printf '%-16s %8s %10s %10s %8s %7s' run Sk "K+V MB" "median ms" "TB/s" "of 4.2")
-
-for tool in polyattn test_forward; do
-  command -v "$tool" >/dev/null || { echo "decode.sh: $tool not on PATH (source .devkit/env?)"; exit 2; }
-done
-
-# step NAME TIMEOUT_S COMMAND...: run, log to $LOG/NAME.log, record the outcome.
-# Exit 77 (every test skipped) is a failure here: the decode kernel must run.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS rc
-  echo "=== $name: $*" | tee -a "$LOG/$name.log"
-  timeout "$limit" "$@" >>"$LOG/$name.log" 2>&1
-  rc=$?
-  local what=PASS
-  case $rc in
-    0) ;;
-    77) what="FAIL (every test SKIPPED: is the GPU visible?)" ;;
-    124) what="FAIL (timed out after ${limit}s)" ;;
-    *) what="FAIL (exit $rc)" ;;
-  esac
-  [ "$what" = PASS ] || FAILED=1
-  printf '%-28s %-48s %4ds\n' "$name" "$what" $((SECONDS - t0)) | tee -a "$SUMMARY"
-  tail -n 3 "$LOG/$name.log" | sed 's/^/    /'
-}
 
 if [ "${1:-}" = tune ]; then
   echo "$PERF_HEAD" | tee "$LOG/tune.txt"

@@ -16,38 +16,10 @@
 set -uo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
-if [ -f .devkit/env ]; then
-  # shellcheck disable=SC1091
-  source .devkit/env
-fi
-LOG=${OUT:-$PWD/volta-logs}
-mkdir -p "$LOG"
-SUMMARY=$LOG/SUMMARY.txt
-: >"$SUMMARY"
-FAILED=0
-
-for tool in polyattn test_forward; do
-  command -v "$tool" >/dev/null || { echo "volta.sh: $tool not on PATH (source .devkit/env?)"; exit 2; }
-done
-
-# step NAME TIMEOUT_S COMMAND...: run, log to $LOG/NAME.log, record the outcome.
-step() {
-  local name=$1 limit=$2
-  shift 2
-  local t0=$SECONDS rc what=PASS
-  echo "=== $name: $*" | tee -a "$LOG/$name.log"
-  timeout "$limit" "$@" >>"$LOG/$name.log" 2>&1
-  rc=$?
-  case $rc in
-    0) ;;
-    77) what="FAIL (every test SKIPPED: is the GPU visible?)" ;;
-    124) what="FAIL (timed out after ${limit}s)" ;;
-    *) what="FAIL (exit $rc)" ;;
-  esac
-  [ "$what" = PASS ] || FAILED=1
-  printf '%-24s %-48s %4ds\n' "$name" "$what" $((SECONDS - t0)) | tee -a "$SUMMARY"
-  tail -n 4 "$LOG/$name.log" | sed 's/^/    /'
-}
+# shellcheck source=bench/gpu/lib.sh
+source bench/gpu/lib.sh
+STEP_WIDTH=24
+pa_gpu_setup volta polyattn test_forward
 
 nvidia-smi >"$LOG/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (see $LOG/nvidia-smi.txt)"
 
@@ -72,7 +44,4 @@ echo "    skip reasons: $LOG/sweep-skips.txt"
 step run 60 env POLYATTN_CUDA_KERNEL=volta polyattn run --backend cuda --dtype f16 --repeat 10 \
   --batch 2 --heads 16 --dim 128 --seq 4096
 
-echo
-echo "---- summary (logs in $LOG)"
-cat "$SUMMARY"
-exit $FAILED
+pa_gpu_finish

@@ -32,6 +32,13 @@ float pa_exp(float x) {
   return ldexp(ldexp(p, e / 2), e - e / 2);
 }
 
+// The exponential of the steps below. A kernel whose P is rounded to fp16 or bf16
+// may define PA_SOFTMAX_EXP as the device's exp() before including this file: its
+// error (a few fp32 ulp) is far below that rounding (docs/decisions.md 44).
+#ifndef PA_SOFTMAX_EXP
+#define PA_SOFTMAX_EXP pa_exp
+#endif
+
 struct pa_softmax_row {
   float m; // running maximum of the kept scores; -inf before any
   float l; // running sum of exp(s - m)
@@ -43,7 +50,7 @@ pa_softmax_row pa_softmax_start() { return pa_softmax_row(PA_NEG_INF, 0.0); }
 // row's previous l and accumulator (1 when the maximum did not move).
 float pa_softmax_update_max(inout pa_softmax_row r, float tile_max) {
   float m_new = r.m > tile_max ? r.m : tile_max;
-  float alpha = (r.m == m_new) ? 1.0 : pa_exp(r.m - m_new);
+  float alpha = (r.m == m_new) ? 1.0 : PA_SOFTMAX_EXP(r.m - m_new);
   r.m = m_new;
   return alpha;
 }
@@ -63,8 +70,8 @@ pa_softmax_row pa_softmax_merge(pa_softmax_row a, pa_softmax_row b, out float sc
                                 out float scale_b) {
   pa_softmax_row r;
   r.m = a.m > b.m ? a.m : b.m;
-  scale_a = a.m == PA_NEG_INF ? 0.0 : pa_exp(a.m - r.m);
-  scale_b = b.m == PA_NEG_INF ? 0.0 : pa_exp(b.m - r.m);
+  scale_a = a.m == PA_NEG_INF ? 0.0 : PA_SOFTMAX_EXP(a.m - r.m);
+  scale_b = b.m == PA_NEG_INF ? 0.0 : PA_SOFTMAX_EXP(b.m - r.m);
   r.l = a.l * scale_a + b.l * scale_b;
   return r;
 }

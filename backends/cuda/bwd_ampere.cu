@@ -1,0 +1,553 @@
+/* The Ampere backward kernel (sm_80+, also run on sm_90): FlashAttention-2's
+ * backward for fp16 and bf16 with mma.sync m16n8k16, ldmatrix and cp.async.
+ *
+ * Three kernels per call (workspace from pa_cuda_ampere_backward_workspace):
+ *   prep     per query row and head: D_i = rowsum(dO_i o O_i) in fp32, the forward's
+ *            LSE as lse2 = LSE * log2(e) (+inf for a row that kept nothing, so its
+ *            P = exp2(x - lse2) is 0), and the fp32 dQ accumulator zeroed.
+ *   main     one block per (key block of block_k keys, kv head, batch entry); each
+ *            warp owns 16 keys and keeps their dK, dV [16 x D] in fp32 registers.
+ *            For every query head of the GQA group and every query tile that the
+ *            masks let reach the block (in a fixed order), with Q, dO of the tile in
+ *            shared memory (two cp.async stages):
+ *              dP^T = V dO^T, S^T = K Q^T                          (per warp, 16 keys)
+ *              P = exp(score(S) - LSE), dS = P o (dP - D) o dscore/ddot
+ *              dV += P^T dO, dK += dS^T Q                          (registers)
+ *              dS^T -> shared memory; dQ_tile = dS K; atomicAdd into the fp32 dQ
+ *            then writes dK, dV once, in the dtype.
+ *   convert  dQ fp32 -> dtype (dS already carries the scale).
+ * deterministic = 1: the main kernel skips dQ, and the simple backward's dQ kernel
+ * (bwd_simple.cu, fp32, no atomics) computes it; see docs/decisions.md 43.
+ *
+ * Masks: the score and keep rules are common/mask.h's (pa_score, pa_score_ddot,
+ * pa_mask_keep, pa_block_mask_keep), applied per element on tiles that need it; the
+ * query tiles outside the block's mask range or whose mask blocks are all 0 are
+ * skipped. Everything but the head-dim bucket and dtype is a run-time value.
+ *
+ * Operand layouts of the five products (ampere_mma.cuh has the fragment layouts,
+ * ampere_tile.cuh the ldmatrix orders; all tiles are row-major and swizzled):
+ *   product          A [M x K]                          B [K x N]
+ *   dP^T = V dO^T    V [keys x dv]     ldmatrix ROW_PAIR  dO [dv x queries], stored
+ *                                                         [queries x dv]: COL_PAIR
+ *   S^T = K Q^T      K [keys x d]      ldmatrix ROW_PAIR  Q: as dO, COL_PAIR
+ *   dV += P^T dO     P^T [keys x queries]: the S^T       dO [queries x dv], stored
+ *                    accumulators repacked (no smem)     k-major: ROW_PAIR .trans
+ *   dK += dS^T Q     dS^T: the dP^T accumulators repacked Q [queries x d]: ROW_PAIR .trans
+ *   dQ += dS K       dS [queries x keys], stored as      K [keys x d], stored
+ *                    dS^T [keys x queries]: COL_PAIR .trans  k-major: ROW_PAIR .trans
+ * (.trans of a k-major tile gives the B fragment, as V in the forward; .trans of the
+ * stored dS^T gives the A fragment of dS: register i of COL_PAIR is keys
+ * 8 (i >> 1).., queries 8 (i & 1).., i.e. a0 = rows 0-7 / k 0-7, a1 = rows 8-15 /
+ * k 0-7, a2 = rows 0-7 / k 8-15, a3 = rows 8-15 / k 8-15.) */
+#include <math.h>
+#include <stdio.h>
+
+#include "ampere_bwd_tune.cuh"
+#include "ampere_mma.cuh"
+#include "ampere_softmax.cuh"
+#include "ampere_tile.cuh"
+#include "convert.h"
+#include "kernels.h"
+#include "mask.h"
+#include "warp_reduce.cuh"
+
+namespace {
+
+/* The workspace's parts (fp32). Row index r = (varlen ? q_start : b * seqlen_q) + i. */
+struct pa_bwd_ws {
+  float *lse2;   /* [Hq][rows] */
+  float *dsum;   /* [Hq][rows] */
+  float *dq_acc; /* [rows][Hq][head_dim]; NULL in deterministic mode */
+  int64_t rows;
+};
+
+constexpr int kPrepWarps = 4;
+constexpr int kPrepRowsPerWarp = 4;
+constexpr int kPrepRows = kPrepWarps * kPrepRowsPerWarp;
+
+int64_t stat_rows(const pa_problem *p) {
+  return p->varlen ? p->total_q : (int64_t)p->batch * p->seqlen_q;
+}
+
+__device__ __forceinline__ int64_t first_row(const pa_problem &p, int b, const pa_seq &seq) {
+  return p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
+}
+
+/* prep: D_i, lse2, and (atomic mode) the dQ accumulator's rows zeroed. */
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_prep_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+#pragma unroll 1
+  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+    const int64_t i = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp + r;
+    if (i >= seq.len_q) break;
+    const int64_t at_do = pa_view_row(&p.dout, b, i, seq.q_start, h);
+    const int64_t at_o = pa_view_row(&p.o, b, i, seq.q_start, h);
+    float acc = 0.0f;
+    for (int d = lane; d < p.head_dim_v; d += 32)
+      acc = fmaf(pa_load_f32(p.dout.ptr, at_do + d, p.dtype), pa_load_f32(p.o.ptr, at_o + d, p.dtype),
+                 acc);
+    acc = pa_warp_sum(acc);
+    if (lane == 0) {
+      const float lse = ((const float *)p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)];
+      ws.dsum[h * ws.rows + row0 + i] = acc;
+      ws.lse2[h * ws.rows + row0 + i] = lse == -INFINITY ? INFINITY : lse * PA_LOG2E;
+    }
+    if (ws.dq_acc) {
+      float *dq = ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim;
+      for (int d = lane; d < p.head_dim; d += 32) dq[d] = 0.0f;
+    }
+  }
+}
+
+/* convert: dQ = the fp32 accumulator, in the dtype. */
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_convert_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+#pragma unroll 1
+  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+    const int64_t i = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp + r;
+    if (i >= seq.len_q) break;
+    const float *dq = ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim;
+    const int64_t at = pa_view_row(&p.dq, b, i, seq.q_start, h);
+    for (int d = lane; d < p.head_dim; d += 32) pa_store_f32(p.dq.ptr, at + d, p.dtype, dq[d]);
+  }
+}
+
+/* What the main kernel's block knows about its (key block, kv head, batch entry). */
+struct pa_bwd_block {
+  int b, hk, G;
+  pa_seq seq;
+  pa_mask mask;
+  int64_t row0;
+  int j0;      /* first key of the block */
+  int n_qt;    /* query tiles of the entry */
+  bool block_mask;
+};
+
+/* The next query tile x >= x0 (x = g * n_qt + qt: head hk * G + g, rows qt * BQ..)
+ * that may keep a key of the block, or G * n_qt. `partial`: some (row, key) pair of
+ * the tile falls in a 0 mask block, so per-element block masking is needed. The
+ * result is the same in every thread (no shared state). */
+template <int BQ, int BK>
+__device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bwd_block &c, int x0,
+                                                bool *partial) {
+  const int X = c.G * c.n_qt;
+  for (int x = x0; x < X; ++x) {
+    const int g = x / c.n_qt, qt = x % c.n_qt;
+    const int i0 = qt * BQ, i1 = min(i0 + BQ, c.seq.len_q);
+    int64_t lo, hi;
+    pa_mask_rows_range(&c.mask, i0, i1, &lo, &hi);
+    const int64_t jlo = max(lo, (int64_t)c.j0), jhi = min(hi, (int64_t)c.j0 + BK);
+    if (jlo >= jhi) continue;
+    *partial = false;
+    if (!c.block_mask) return x;
+    const int h = c.hk * c.G + g;
+    int any = 0, all = 1;
+    for (int qb = i0 / p.block_q; qb <= (i1 - 1) / p.block_q; ++qb)
+      for (int kb = (int)(jlo / p.block_k); kb <= (int)((jhi - 1) / p.block_k); ++kb) {
+        const int keep = pa_block_mask_keep(&p.block_mask, c.b, h, qb, kb);
+        any |= keep;
+        all &= keep;
+      }
+    if (any) {
+      *partial = !all;
+      return x;
+    }
+  }
+  return X;
+}
+
+template <typename T, int D>
+__global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_cfg<D>::min_blocks)
+    pa_ampere_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+#if PA_AMPERE_ARCH_OK
+  typedef pa_ampere_bwd_cfg<D> cfg;
+  typedef pa_tile_layout<cfg::block_q> ds_layout;
+  enum {
+    NT = cfg::threads,
+    BQ = cfg::block_q,
+    BK = cfg::block_k,
+    Q_TILES = BQ / 8,    /* n-tiles of S^T, dP^T [16 keys x BQ] per warp */
+    D_TILES = D / 8,     /* n-tiles of dK, dV [16 keys x D] per warp */
+    D_STEPS = D / 16,    /* mma K steps over the head dim */
+    Q_STEPS = BQ / 16,   /* mma K steps over the query tile */
+    K_STEPS = BK / 16,   /* mma K steps over the key block (dQ) */
+    DQ_TILES = cfg::dq_cols / 8
+  };
+  extern __shared__ __align__(128) unsigned char pa_smem[];
+
+  pa_bwd_block c;
+  c.b = blockIdx.z;
+  c.hk = blockIdx.y;
+  c.G = p.heads_q / p.heads_kv;
+  c.seq = pa_problem_seq(&p, c.b);
+  c.j0 = blockIdx.x * BK;
+  /* Every key row of the entry gets dK, dV, also those past seqused_k (zeros). */
+  int rows_k = p.seqlen_k;
+  if (p.varlen) {
+    const int32_t *ck = (const int32_t *)p.cu_seqlens_k.ptr;
+    rows_k = ck[(c.b + 1) * p.cu_seqlens_k.stride_s] - ck[c.b * p.cu_seqlens_k.stride_s];
+  }
+  if (c.j0 >= rows_k) return;
+  c.mask = pa_problem_mask(&p, &c.seq);
+  c.row0 = first_row(p, c.b, c.seq);
+  c.n_qt = (c.seq.len_q + BQ - 1) / BQ;
+  c.block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
+  const int X = c.G * c.n_qt;
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g8 = lane >> 2, t = lane & 3;
+  const int wk = 16 * warp; /* the warp's first key in the block */
+
+  const uint32_t s_k = pa_smem_addr(pa_smem);
+  const uint32_t s_v = s_k + cfg::kv_bytes;
+  const uint32_t s_stage0 = s_v + cfg::kv_bytes; /* stage s: Q, dO, lse2[BQ], dsum[BQ] */
+  const uint32_t s_ds = s_stage0 + 2 * cfg::stage_bytes;
+  unsigned char *const stage0_ptr = pa_smem + 2 * cfg::kv_bytes;
+  unsigned char *const ds_ptr = stage0_ptr + 2 * cfg::stage_bytes;
+
+  /* Prologue: K and V of the block (keys past len_k are zero), then the first tile. */
+  {
+    const T *k_g = (const T *)p.k.ptr + pa_view_row(&p.k, c.b, c.j0, c.seq.k_start, c.hk);
+    const T *v_g = (const T *)p.v.ptr + pa_view_row(&p.v, c.b, c.j0, c.seq.k_start, c.hk);
+    const int rows = c.seq.len_k - c.j0;
+    pa_tile_load<BK, D, NT>(s_k, k_g, p.k.stride_s, rows, p.head_dim, (const T *)p.k.ptr, tid);
+    pa_tile_load<BK, D, NT>(s_v, v_g, p.v.stride_s, rows, p.head_dim_v, (const T *)p.v.ptr, tid);
+    pa_cp_async_commit();
+  }
+  /* Q, dO and the row statistics of tile x into `stage`. The statistics are plain
+   * stores: the stage was released by the barrier before the call. */
+  auto load_tile = [&](int x, int stage) {
+    int ltid = tid;
+    asm volatile("" : "+r"(ltid)); /* see fwd_ampere.cu load_kv: keep offsets out of the loop */
+    const int h = c.hk * c.G + x / c.n_qt, i0 = (x % c.n_qt) * BQ;
+    const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
+    const int rows = c.seq.len_q - i0;
+    pa_tile_load<BQ, D, NT>(s_q, (const T *)p.q.ptr + pa_view_row(&p.q, c.b, i0, c.seq.q_start, h),
+                            p.q.stride_s, rows, p.head_dim, (const T *)p.q.ptr, ltid);
+    pa_tile_load<BQ, D, NT>(s_do,
+                            (const T *)p.dout.ptr + pa_view_row(&p.dout, c.b, i0, c.seq.q_start, h),
+                            p.dout.stride_s, rows, p.head_dim_v, (const T *)p.dout.ptr, ltid);
+    pa_cp_async_commit();
+    if (ltid < BQ) {
+      float *st = (float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
+      const bool in = ltid < rows;
+      const int64_t at = h * ws.rows + c.row0 + i0 + ltid;
+      st[ltid] = in ? ws.lse2[at] : INFINITY; /* padded rows: P = 0 */
+      st[BQ + ltid] = in ? ws.dsum[at] : 0.0f;
+    }
+  };
+  bool partial = false;
+  int x = pa_bwd_next_tile<BQ, BK>(p, c, 0, &partial);
+  if (x < X) load_tile(x, 0);
+
+  const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* K, V as A; Q, dO, K .trans as B */
+  const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* Q, dO as B of S^T, dP^T */
+  const pa_ldsm_lane<BQ, PA_LDSM_COL_PAIR> ldsm_ds(lane);  /* dS^T .trans as A of dQ */
+  const bool general = p.softcap > 0.0f || p.alibi.buf;
+  const float xscale = p.scale * PA_LOG2E;
+
+  float dk[D_TILES][4], dv[D_TILES][4]; /* [16 keys x D] per warp, fp32 */
+#pragma unroll
+  for (int n = 0; n < D_TILES; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
+
+  for (int stage = 0; x < X; stage ^= 1) {
+    pa_cp_async_wait<0>();
+    __syncthreads(); /* tile x (and K, V) visible; every warp is done with the other stage and dS */
+    const bool tile_partial = partial;
+    const int next = pa_bwd_next_tile<BQ, BK>(p, c, x + 1, &partial);
+    if (next < X) load_tile(next, stage ^ 1);
+
+    const int h = c.hk * c.G + x / c.n_qt, i0 = (x % c.n_qt) * BQ;
+    const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
+    const float *lse2_s = (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
+    const float *dsum_s = lse2_s + BQ;
+    const float slope = pa_problem_alibi_slope(&p, c.b, h);
+
+    /* dP^T = V dO^T and S^T = K Q^T: [16 keys x BQ queries] per warp. */
+    float dp[Q_TILES][4], s[Q_TILES][4];
+#pragma unroll
+    for (int n = 0; n < Q_TILES; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < D_STEPS; ++kk) {
+      uint32_t av[4], ak[4]; /* A: keys wk..+15, dims 16kk..+15 */
+      pa_ldmatrix_x4(av, ldsm_rows.at(s_v, wk, kk));
+      pa_ldmatrix_x4(ak, ldsm_rows.at(s_k, wk, kk));
+#pragma unroll
+      for (int nn = 0; nn < Q_STEPS; ++nn) {
+        uint32_t b[4]; /* B: queries 16nn..+7 and +8..+15, dims 16kk..+15 */
+        pa_ldmatrix_x4(b, ldsm_cols.at(s_do, 16 * nn, kk));
+        pa_mma_16816<T>(dp[2 * nn], av, b[0], b[1]);
+        pa_mma_16816<T>(dp[2 * nn + 1], av, b[2], b[3]);
+        pa_ldmatrix_x4(b, ldsm_cols.at(s_q, 16 * nn, kk));
+        pa_mma_16816<T>(s[2 * nn], ak, b[0], b[1]);
+        pa_mma_16816<T>(s[2 * nn + 1], ak, b[2], b[3]);
+      }
+    }
+
+    /* P and dS, element (key row wk + g8 + 8 (e >> 1), query column 8n + 2t + (e & 1)).
+     * `range`: some key of the block lies outside some row's pa_mask_row_range. */
+    int64_t lo_last, hi_first, u;
+    const int i_last = min(i0 + BQ, c.seq.len_q) - 1;
+    pa_mask_row_range(&c.mask, i_last, &lo_last, &u);
+    pa_mask_row_range(&c.mask, i0, &u, &hi_first);
+    const bool range = !(lo_last <= c.j0 && hi_first >= c.j0 + BK);
+#pragma unroll
+    for (int n = 0; n < Q_TILES; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int ql = 8 * n + 2 * t + (e & 1);
+        const int64_t i = i0 + ql, j = c.j0 + wk + g8 + 8 * (e >> 1);
+        const float dot = s[n][e];
+        const float xs = general ? pa_score(dot, p.scale, p.softcap, slope, &c.mask, i, j) * PA_LOG2E
+                                 : dot * xscale;
+        bool keep = !range || pa_mask_keep(&c.mask, i, j);
+        if (tile_partial && keep && i < c.seq.len_q)
+          keep = pa_block_mask_keep(&p.block_mask, c.b, h, (int32_t)(i / p.block_q),
+                                    min((int32_t)(j / p.block_k), p.mask_kblocks - 1));
+        const float pr = keep ? pa_exp2(xs - lse2_s[ql]) : 0.0f;
+        const float ddot = p.softcap > 0.0f ? pa_score_ddot(dot, p.scale, p.softcap) : p.scale;
+        dp[n][e] = pr * (dp[n][e] - dsum_s[ql]) * ddot;
+        s[n][e] = pr;
+      }
+
+    /* P^T, dS^T as A fragments [16 keys x 16 queries] per K step: n-tiles 2kk, 2kk+1. */
+    uint32_t pf[Q_STEPS][4], dsf[Q_STEPS][4];
+#pragma unroll
+    for (int kk = 0; kk < Q_STEPS; ++kk) {
+      pf[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+      pf[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+      pf[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pf[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      dsf[kk][0] = pa_pack2<T>(dp[2 * kk][0], dp[2 * kk][1]);
+      dsf[kk][1] = pa_pack2<T>(dp[2 * kk][2], dp[2 * kk][3]);
+      dsf[kk][2] = pa_pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+      dsf[kk][3] = pa_pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+    }
+
+    /* dS^T to shared memory for dQ: row wk + g8 (+8), n-tile 2kk (+1), columns 2t, 2t+1. */
+    if (ws.dq_acc) {
+#pragma unroll
+      for (int kk = 0; kk < Q_STEPS; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int row = wk + g8 + 8 * (r & 1), chunk = 2 * kk + (r >> 1);
+          *(uint32_t *)(ds_ptr + ds_layout::offset(row, chunk) + 4 * t) = dsf[kk][r];
+        }
+    }
+
+    /* dV += P^T dO, dK += dS^T Q. */
+#pragma unroll
+    for (int kk = 0; kk < Q_STEPS; ++kk)
+#pragma unroll
+      for (int dd = 0; dd < D_STEPS; ++dd) {
+        uint32_t b[4]; /* B (.trans): queries 16kk..+15, dims 16dd..+7 and +8..+15 */
+        pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_do, 16 * kk, dd));
+        pa_mma_16816<T>(dv[2 * dd], pf[kk], b[0], b[1]);
+        pa_mma_16816<T>(dv[2 * dd + 1], pf[kk], b[2], b[3]);
+        pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_q, 16 * kk, dd));
+        pa_mma_16816<T>(dk[2 * dd], dsf[kk], b[0], b[1]);
+        pa_mma_16816<T>(dk[2 * dd + 1], dsf[kk], b[2], b[3]);
+      }
+
+    if (ws.dq_acc) { /* uniform: the mode of the call */
+      __syncthreads(); /* dS^T of every warp visible */
+      /* dQ partial [16 queries x dq_cols] per warp: query rows 16 mq.., columns c0.. */
+      const int mq = warp % cfg::q_mtiles;
+      /* The slice's first column: a multiple of 64 (8 chunks), so it adds to the
+       * address outside the swizzle's XOR bits and the lane offsets stay in registers. */
+      const int c0 = cfg::dq_slices == 1 ? 0 : (warp / cfg::q_mtiles) * cfg::dq_cols;
+      float dq[DQ_TILES][4];
+#pragma unroll
+      for (int n = 0; n < DQ_TILES; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < K_STEPS; ++kk) {
+        uint32_t a[4]; /* A = dS: queries 16mq..+15, keys 16kk..+15, from dS^T (.trans) */
+        pa_ldmatrix_x4_trans(a, ldsm_ds.at(s_ds, 16 * kk, mq));
+#pragma unroll
+        for (int dd = 0; dd < DQ_TILES / 2; ++dd) {
+          uint32_t b[4]; /* B (.trans): keys 16kk..+15, dims c0 + 16dd..+15 */
+          pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_k, 16 * kk, dd) + (uint32_t)(2 * c0));
+          pa_mma_16816<T>(dq[2 * dd], a, b[0], b[1]);
+          pa_mma_16816<T>(dq[2 * dd + 1], a, b[2], b[3]);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int64_t i = i0 + 16 * mq + g8 + 8 * r;
+        if (i >= c.seq.len_q) continue;
+        float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
+#pragma unroll
+        for (int n = 0; n < DQ_TILES; ++n)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int col = c0 + 8 * n + 2 * t + e;
+            if (col < p.head_dim) atomicAdd(dst + col, dq[n][2 * r + e]);
+          }
+      }
+    }
+    x = next;
+  }
+  pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
+
+  /* dK, dV of the warp's 16 keys, once, in the dtype. */
+  T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int j = c.j0 + wk + g8 + 8 * r;
+    if (j >= rows_k) continue;
+    const int64_t ka = pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk);
+    const int64_t va = pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk);
+#pragma unroll
+    for (int n = 0; n < D_TILES; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * n + 2 * t + e;
+        if (col < p.head_dim) dk_g[ka + col] = (T)dk[n][2 * r + e];
+        if (col < p.head_dim_v) dv_g[va + col] = (T)dv[n][2 * r + e];
+      }
+  }
+#else
+  __trap(); /* never launched: pa_cuda_ampere_backward_supports() requires sm_80 */
+#endif
+}
+
+/* The head-dim bucket: the smaller of 64, 128 that holds max(D, Dv); 0 if none. */
+int pa_bwd_bucket(const pa_problem *p) {
+  const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
+  return d <= 64 ? 64 : d <= 128 ? 128 : 0;
+}
+
+int pa_bwd_smem(int bucket) {
+  return bucket == 64 ? pa_ampere_bwd_cfg<64>::smem_bytes : pa_ampere_bwd_cfg<128>::smem_bytes;
+}
+
+size_t pa_align256(size_t n) { return (n + 255) & ~(size_t)255; }
+
+/* Workspace: [lse2][dsum] then the dQ accumulator, or in deterministic mode the
+ * simple backward's dQ workspace. */
+size_t pa_bwd_stats_bytes(const pa_problem *p) {
+  return pa_align256((size_t)stat_rows(p) * (size_t)p->heads_q * sizeof(float));
+}
+size_t pa_bwd_tail_bytes(const pa_problem *p, const pa_cuda_device *dev) {
+  if (p->deterministic) return pa_cuda_simple_backward_workspace(p, dev);
+  return (size_t)stat_rows(p) * (size_t)p->heads_q * (size_t)p->head_dim * sizeof(float);
+}
+
+template <typename T, int D>
+cudaError_t pa_bwd_launch_main(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+  typedef pa_ampere_bwd_cfg<D> cfg;
+  const void *fn = (const void *)pa_ampere_bwd_kernel<T, D>;
+  /* Not a stream operation: allowed while the stream is being captured. */
+  cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       cfg::smem_bytes);
+  if (e != cudaSuccess) return e;
+  const dim3 grid((unsigned)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k),
+                  (unsigned)p->heads_kv, (unsigned)p->batch);
+  pa_ampere_bwd_kernel<T, D><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws);
+  return cudaGetLastError();
+}
+
+/* q, k, v and dout are read with 16-byte cp.async from row starts. */
+const char *pa_bwd_misaligned(const pa_problem *p) {
+  const struct {
+    const pa_view *v;
+    const char *name;
+  } views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->dout, "dout"}};
+  for (const auto &x : views) {
+    if ((uintptr_t)x.v->ptr % 16 != 0 || x.v->stride_b % 8 != 0 || x.v->stride_s % 8 != 0 ||
+        x.v->stride_h % 8 != 0)
+      return x.name;
+  }
+  return nullptr;
+}
+
+} /* namespace */
+
+int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *dev,
+                                     pa_error *err) {
+#define PA_NO(...)                                             \
+  do {                                                         \
+    if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
+    return 0;                                                  \
+  } while (0)
+  if (p->pass != PA_PASS_BACKWARD) PA_NO("the Ampere backward computes the backward pass only");
+  if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    PA_NO("the Ampere backward supports dense and BLOCK sparsity only");
+  if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
+    PA_NO("the Ampere backward takes fp16 or bf16 inputs only");
+  if (dev->cc_major < 8)
+    PA_NO("the Ampere backward needs compute capability 8.0 or newer (device is %d.%d)",
+          dev->cc_major, dev->cc_minor);
+  const int bucket = pa_bwd_bucket(p);
+  if (!bucket)
+    PA_NO("the Ampere backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
+          (int)p->head_dim, (int)p->head_dim_v);
+  if (p->heads_q > 65535 || p->batch > 65535)
+    PA_NO("the Ampere backward's grids take at most 65535 heads and batch entries");
+  if (!p->lse.buf || !p->o.buf) PA_NO("the Ampere backward needs the forward's out and lse");
+  if (const char *name = pa_bwd_misaligned(p))
+    PA_NO("the Ampere backward needs 16-byte aligned rows: %s's address and strides must be "
+          "multiples of 16 bytes / 8 elements", name);
+  if ((size_t)pa_bwd_smem(bucket) > dev->smem_optin)
+    PA_NO("the Ampere backward needs %d bytes of shared memory for head dim %d; the device "
+          "allows %zu", pa_bwd_smem(bucket), bucket, dev->smem_optin);
+  if (p->deterministic) { /* dQ comes from the simple backward's dQ kernel */
+    pa_error why = {{0}};
+    if (!pa_cuda_simple_backward_supports(p, dev, &why))
+      PA_NO("deterministic mode: %s", why.msg);
+  }
+#undef PA_NO
+  return 1;
+}
+
+size_t pa_cuda_ampere_backward_workspace(const pa_problem *p, const pa_cuda_device *dev) {
+  return 2 * pa_bwd_stats_bytes(p) + pa_bwd_tail_bytes(p, dev);
+}
+
+cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *dev,
+                                    void *workspace, cudaStream_t stream) {
+  if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  if (pa_cuda_ampere_backward_workspace(p, dev) > 0 && !workspace) return cudaErrorInvalidValue;
+  unsigned char *w = (unsigned char *)workspace;
+  pa_bwd_ws ws;
+  ws.rows = stat_rows(p);
+  ws.lse2 = (float *)w;
+  ws.dsum = (float *)(w + pa_bwd_stats_bytes(p));
+  void *tail = w + 2 * pa_bwd_stats_bytes(p);
+  ws.dq_acc = p->deterministic ? nullptr : (float *)tail;
+  const bool has_q = p->seqlen_q > 0 && p->total_q > 0;
+  cudaError_t e;
+  const dim3 row_grid((unsigned)((p->seqlen_q + kPrepRows - 1) / kPrepRows), (unsigned)p->heads_q,
+                      (unsigned)p->batch);
+  if (has_q) {
+    pa_bwd_prep_kernel<<<row_grid, kPrepWarps * 32, 0, stream>>>(*p, ws);
+    if ((e = cudaGetLastError()) != cudaSuccess) return e;
+  }
+  if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
+    const int bucket = pa_bwd_bucket(p);
+    const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+    if (bucket == 64)
+      e = bf16 ? pa_bwd_launch_main<__nv_bfloat16, 64>(p, ws, stream)
+               : pa_bwd_launch_main<__half, 64>(p, ws, stream);
+    else
+      e = bf16 ? pa_bwd_launch_main<__nv_bfloat16, 128>(p, ws, stream)
+               : pa_bwd_launch_main<__half, 128>(p, ws, stream);
+    if (e != cudaSuccess) return e;
+  }
+  if (!has_q) return cudaSuccess;
+  if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
+  pa_bwd_convert_kernel<<<row_grid, kPrepWarps * 32, 0, stream>>>(*p, ws);
+  return cudaGetLastError();
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# backward.sh: the CUDA backward's checks (bwd_ampere.cu, the tensor-core kernel,
+# and bwd_simple.cu, its fallback), run ON A MACHINE WITH AN NVIDIA GPU (sm_80+).
+#
+# Built elsewhere and carried over as a devkit (../shared/tools/devkit): on the build
+# machine, from the repository root,
+#
+#   cmake --preset default && cmake --build --preset default
+#   ../shared/tools/devkit build/bin/* build/lib/*.so*
+#
+# then on the GPU machine, from the repository root (with .devkit/ beside it):
+#
+#   source .devkit/env; bash bench/gpu/backward.sh [GROUP...]   # logs to $OUT
+#
+# Groups (default: all, in this order; each step has its own log and a failing step
+# does not stop the others):
+#   suite     the backward suite on CUDA: the default choice (Ampere for f16/bf16 at
+#             head dims <= 128, simple otherwise), then POLYATTN_CUDA_KERNEL=ampere
+#             (f32 and hd > 128 cases SKIPPED with the reason), then =simple; and
+#             test_cuda's backward tests (graph capture, forced-kernel refusals)
+#   det       deterministic = 1: the suite's determinism cases (8 runs each, Ampere
+#             forced) and one hd128 case run 20 times (POLYATTN_TEST_REPEAT=20)
+#   sanitize  compute-sanitizer memcheck and racecheck on a reduced backward sweep
+#             with the Ampere kernel forced
+#   perf      polyattn run --backend cuda --backward --dtype bf16: B*S = 16384
+#             tokens, hidden 2048 (Hq = 2048 / D), D 64 / 128, S 2048 / 8192,
+#             causal and not; each also with the simple kernel at S = 2048 for the ratio
+# Where one command may run 10 minutes at most, run the groups in separate commands
+# (e.g. "suite", then "det sanitize", then "perf").
+# Exit status: 0 only if every step passed. SUMMARY.txt lists them.
+set -uo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
+# shellcheck source=bench/gpu/lib.sh
+source bench/gpu/lib.sh
+pa_gpu_setup backward polyattn test_backward test_cuda
+
+group_suite() {
+  nvidia-smi >"$LOG/nvidia-smi.txt" 2>&1 || echo "nvidia-smi failed (see $LOG/nvidia-smi.txt)"
+  step suite-default 300 env POLYATTN_TEST_BACKENDS=cuda test_backward --verbose --jobs 8
+  step suite-ampere 300 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+    test_backward --verbose --jobs 8
+  # How many cases the forced Ampere kernel actually ran (the rest are SKIPPED with
+  # the reason: f32, head dims > 128, 2:4, odd strides).
+  grep -c "dq ok" "$LOG/suite-ampere.log" >"$LOG/suite-ampere.ran" || true
+  step suite-simple 300 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=simple \
+    test_backward --verbose --jobs 8
+  step test-cuda-graph-backward 120 test_cuda --verbose --filter 'cuda/graph_capture_backward_bf16'
+  step test-cuda-refusals 120 test_cuda --verbose --filter 'cuda/unsupported_is_refused'
+}
+
+group_det() {
+  step det-suite 200 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+    test_backward --verbose --filter 'backward/deterministic' --jobs 4
+  # One larger case, 20 runs in one process, every gradient byte compared with run 0.
+  step det-20-runs 300 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+    POLYATTN_TEST_CASES=bw_det_d128 POLYATTN_TEST_REPEAT=20 \
+    test_backward --verbose --filter 'backward/deterministic'
+}
+
+group_sanitize() {
+  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
+        /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1 || true)
+  # Varlen with empty entries, seqused_k, block masks with partial tiles, GQA,
+  # softcap + ALiBi + windows, hd 40/72 (bucket 128), causal with empty rows.
+  CASES=bw_d40_dv72,bw_varlen_empty,bw_seqused_k,bw_block32x16,bw_mma_d64_block48x80,bw_mma_d128_softcap_alibi,bw_mma_d128_varlen,bw_causal_sq,bw_gqa_8_2
+  if [ -z "$SAN" ]; then
+    echo "compute-sanitizer: SKIPPED, not found on this machine (PATH, /usr/local/cuda*)" \
+      | tee -a "$SUMMARY"
+    FAILED=1
+    return
+  fi
+  echo "compute-sanitizer: $SAN" | tee -a "$SUMMARY"
+  SANOPTS=(--target-processes all --error-exitcode 99 --print-limit 20)
+  RACE_CASES=bw_d40_dv72,bw_varlen_empty,bw_mma_d64_block48x80,bw_mma_d128_softcap_alibi
+  for tool in memcheck racecheck; do
+    cases=$CASES
+    [ "$tool" = racecheck ] && cases=$RACE_CASES
+    step "$tool-backward-ampere" 280 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+      POLYATTN_TEST_CASES="$cases" \
+      "$SAN" --tool "$tool" "${SANOPTS[@]}" test_backward --filter 'backward/sweep' --jobs 8
+    step "$tool-backward-det" 200 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+      POLYATTN_TEST_CASES=bw_det_d128 \
+      "$SAN" --tool "$tool" "${SANOPTS[@]}" test_backward --filter 'backward/deterministic'
+  done
+}
+
+group_perf() {
+  for d in 64 128; do
+    heads=$((2048 / d))
+    for s in 2048 8192; do
+      batch=$((16384 / s))
+      for causal in "" "--causal"; do
+        name="perf-d$d-s$s${causal:+-causal}"
+        # shellcheck disable=SC2086 # one word per option
+        step "$name" 180 polyattn run --backend cuda --backward --dtype bf16 --repeat 20 \
+          --batch $batch --heads $heads --dim $d --seq $s $causal
+        if [ "$s" = 2048 ]; then
+          # shellcheck disable=SC2086
+          step "$name-simple" 180 env POLYATTN_CUDA_KERNEL=simple polyattn run --backend cuda \
+            --backward --dtype bf16 --repeat 3 --batch $batch --heads $heads --dim $d --seq $s $causal
+        fi
+      done
+    done
+  done
+  grep -h "^=== perf\|backward" "$LOG"/perf-*.log >"$LOG/perf-summary.txt" 2>/dev/null || true
+}
+
+GROUPS_TO_RUN=("$@")
+[ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(suite det sanitize perf)
+for g in "${GROUPS_TO_RUN[@]}"; do
+  case $g in
+    suite | det | sanitize | perf) "group_$g" ;;
+    *) echo "backward.sh: unknown group '$g' (suite, det, sanitize, perf)"; exit 2 ;;
+  esac
+done
+
+pa_gpu_finish

@@ -1,0 +1,54 @@
+# lib.sh: what the GPU check scripts of bench/gpu share. Source it from a script run
+# in the repository root:
+#
+#   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+#   pa_gpu_setup NAME TOOL...   # .devkit/env if present, $LOG, $SUMMARY, the tools on PATH
+#   step NAME TIMEOUT_S COMMAND...
+#   pa_gpu_finish               # prints the summary, exits 0 only if every step passed
+#
+# step runs COMMAND with its output in $LOG/NAME.log and adds a line to $SUMMARY.
+# Exit 77 (every test skipped) counts as a failure: these scripts run where a GPU is.
+# STEP_WIDTH (34) and STEP_TAIL (4 log lines echoed) may be set before calling.
+
+pa_gpu_setup() {
+  local name=$1 tool
+  shift
+  if [ -f .devkit/env ]; then
+    # shellcheck disable=SC1091
+    source .devkit/env
+  fi
+  LOG=${OUT:-$PWD/$name-logs}
+  mkdir -p "$LOG"
+  SUMMARY=$LOG/SUMMARY.txt
+  : >"$SUMMARY"
+  FAILED=0
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null || { echo "$name: $tool not on PATH (source .devkit/env?)"; exit 2; }
+  done
+}
+
+step() {
+  local name=$1 limit=$2
+  shift 2
+  local t0=$SECONDS rc
+  echo "=== $name: $*" | tee -a "$LOG/$name.log"
+  timeout "$limit" "$@" >>"$LOG/$name.log" 2>&1
+  rc=$?
+  local what=PASS
+  case $rc in
+    0) ;;
+    77) what="FAIL (every test SKIPPED: is the GPU visible?)" ;;
+    124) what="FAIL (timed out after ${limit}s)" ;;
+    *) what="FAIL (exit $rc)" ;;
+  esac
+  [ "$what" = PASS ] || FAILED=1
+  printf "%-${STEP_WIDTH:-34}s %-48s %4ds\n" "$name" "$what" $((SECONDS - t0)) | tee -a "$SUMMARY"
+  tail -n "${STEP_TAIL:-4}" "$LOG/$name.log" | sed 's/^/    /'
+}
+
+pa_gpu_finish() {
+  echo
+  echo "---- summary (logs in $LOG)"
+  cat "$SUMMARY"
+  exit "$FAILED"
+}
