@@ -30,3 +30,12 @@ option(POLYATTN_CUDA_PTXAS_VERBOSE "Print ptxas register and shared-memory use (
 # comparing variants on a GPU (bench/gpu/ampere_variants.sh). Off: not compiled
 # (build time), and asking for one runs the head dim's default row.
 option(POLYATTN_CUDA_TUNING_VARIANTS "Compile the Ampere forward's tuning-only variants" OFF)
+
+# The HIP backend module (backends/hip): AUTO builds it when hipcc and the HIP
+# runtime (libamdhip64) are found; ON requires them; OFF skips it. The targets are
+# gfx names; the defaults are what CI compiles with Debian 12's ROCm 5.2 (CDNA1,
+# CDNA2 with MFMA; RDNA2 without matrix cores). Its clang 15 knows gfx940 but not
+# gfx941/942 nor RDNA3's WMMA builtins (backends/hip/README.md).
+set(POLYATTN_HIP AUTO CACHE STRING "Build the HIP backend module (AUTO, ON, OFF)")
+set_property(CACHE POLYATTN_HIP PROPERTY STRINGS AUTO ON OFF)
+set(POLYATTN_HIP_ARCHS "gfx90a;gfx908;gfx1030" CACHE STRING "AMD GPU targets of the HIP module")

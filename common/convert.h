@@ -11,12 +11,12 @@
 
 PA_HD static inline uint32_t pa_f32_bits(float f) {
   uint32_t u;
-  memcpy(&u, &f, 4);
+  PA_MEMCPY(&u, &f, 4);
   return u;
 }
 PA_HD static inline float pa_bits_f32(uint32_t u) {
   float f;
-  memcpy(&f, &u, 4);
+  PA_MEMCPY(&f, &u, 4);
   return f;
 }
 

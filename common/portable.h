@@ -10,4 +10,12 @@
 #  define PA_HD
 #endif
 
+/* memcpy in PA_HD code: HIP's headers declare no device memcpy (clang's builtin
+ * lowers to the same loads and stores); CUDA and C use the library's. */
+#if defined(__HIPCC__)
+#  define PA_MEMCPY __builtin_memcpy
+#else
+#  define PA_MEMCPY memcpy
+#endif
+
 #endif

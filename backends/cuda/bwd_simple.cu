@@ -140,10 +140,10 @@ __global__ void __launch_bounds__(kThreads)
         const bool keep = lane < nk && kept(p, m, b, h, i, j);
         const float s = keep ? pa_score(dot, p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
         if (sweep == 1) {
-          const float alpha = pa_softmax_update_max(&row[r], pa_warp_max(s));
+          const float alpha = pa_softmax_update_max(&row[r], pa_warp_max<kWarpSize>(s));
           const float e = keep ? expf(s - pa_softmax_ref(&row[r])) : 0.0f;
           pa_softmax_rescale(&row[r], alpha);
-          pa_softmax_accumulate(&row[r], pa_warp_sum(e));
+          pa_softmax_accumulate(&row[r], pa_warp_sum<kWarpSize>(e));
           continue;
         }
         const float pr = keep && lse[r] > -INFINITY ? expf(s - lse[r]) : 0.0f;
@@ -156,7 +156,7 @@ __global__ void __launch_bounds__(kThreads)
         }
         const float ds = pr * (dp - dsum[r]) * pa_score_ddot(dot, p.scale, p.softcap);
         for (int jj = 0; jj < nk; ++jj) {
-          const float dsj = __shfl_sync(kFullMask, ds, jj);
+          const float dsj = __shfl_sync(kFullMask, ds, jj, kWarpSize);
           const float *kr = k_s + jj * ldk;
 #pragma unroll
           for (int t = 0; t < kPerLane; ++t) {
@@ -171,7 +171,7 @@ __global__ void __launch_bounds__(kThreads)
       for (int r = 0; r < kRowsPerWarp; ++r) lse[r] = pa_softmax_lse(&row[r]);
     } else if (sweep == 2) {
 #pragma unroll
-      for (int r = 0; r < kRowsPerWarp; ++r) dsum[r] = pa_warp_sum(dsum[r]);
+      for (int r = 0; r < kRowsPerWarp; ++r) dsum[r] = pa_warp_sum<kWarpSize>(dsum[r]);
     }
   }
 
@@ -263,7 +263,8 @@ __global__ void __launch_bounds__(kThreads)
             keep ? expf(pa_score(dot, p.scale, p.softcap, slope, &m, i, j) - lse) : 0.0f;
         const float ds = pr * (dp - dsum) * pa_score_ddot(dot, p.scale, p.softcap);
         for (int ii = 0; ii < kTileQ; ++ii) {
-          const float pi = __shfl_sync(kFullMask, pr, ii), dsi = __shfl_sync(kFullMask, ds, ii);
+          const float pi = __shfl_sync(kFullMask, pr, ii, kWarpSize),
+                    dsi = __shfl_sync(kFullMask, ds, ii, kWarpSize);
           const float *qr = q_s + ii * ldq, *dr = do_s + ii * ldo;
 #pragma unroll
           for (int t = 0; t < kPerLane; ++t) {

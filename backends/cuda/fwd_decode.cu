@@ -19,8 +19,11 @@
  * Only the head-dim bucket (64, 128, 256) is a template parameter; dtype, head dims,
  * rows, masks, varlen, seqused_k, ALiBi, softcap are run-time values. Rows of K/V
  * that are not 16-byte aligned take a plain-load path into the same tiles. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "kernels.h" /* first: the GPU runtime (gpu_runtime.h) */
+#if PA_HAS_MMA_SYNC
+#  include <cuda_bf16.h>
+#  include <cuda_fp16.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +32,11 @@
 
 #include <atomic>
 
-#include "ampere_mma.cuh"
-#include "ampere_softmax.cuh"
+#if PA_HAS_MMA_SYNC
+#  include "ampere_mma.cuh"
+#  include "ampere_softmax.cuh"
+#endif
 #include "convert.h"
-#include "kernels.h"
 #include "warp_reduce.cuh"
 #include "mask.h"
 #include "softmax.h"
@@ -99,7 +103,11 @@ struct decode_plan {
 
 int bucket_of(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
-#include "decode_mma.cuh"
+#if PA_HAS_MMA_SYNC
+#  include "decode_mma.cuh"
+#else
+constexpr int kMmaRows = 16; /* no tensor-core split kernel in this build (HIP) */
+#endif
 
 /* Shared memory of the split kernel, by region (bytes). */
 __host__ __device__ inline size_t stage_bytes(const decode_plan &L) { return (size_t)kStages * 2 * L.tile_keys * L.row_bytes; }
@@ -118,9 +126,14 @@ int rows_aligned(const pa_view &v, int dim, int esize) {
  * query rows per kv head, head dims up to 128 (the O accumulator lives in
  * registers), sm_80+, and one warp's ring fits in shared memory. */
 int mma_possible(const pa_problem *p, const pa_cuda_device *dev, const decode_plan &L) {
+#if PA_HAS_MMA_SYNC
   return (p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && L.aligned &&
          rows_aligned(p->q, p->head_dim, L.esize) && L.max_rows <= kMmaRows && L.bucket <= 128 &&
          dev->cc_major >= 8 && mma_q_bytes(L.bucket) + mma_ring_bytes(L.bucket) <= dev->smem_optin;
+#else
+  (void)p, (void)dev, (void)L;
+  return 0;
+#endif
 }
 
 /* The split rule. Tasks are (batch, kv head) pairs; a block serves `unit` splits (1
@@ -144,6 +157,7 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const char *path = getenv("POLYATTN_CUDA_DECODE_PATH");
   L.mma = !(path && !strcmp(path, "scalar")) && mma_possible(p, dev, L);
   int unit = 1, per_sm;
+#if PA_HAS_MMA_SYNC
   if (L.mma) {
     L.tile_keys = kMmaKeys;
     L.row_bytes = mma_pitch(L.bucket);
@@ -154,7 +168,9 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
     unit = L.warps;
     per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm;
-  } else {
+  } else
+#endif
+  {
     L.tile_keys = kTileBytes / (L.bucket * L.esize);
     L.row_bytes = L.bucket * L.esize + kRowPad;
     L.warps = 0;
@@ -435,7 +451,8 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
         }
 #pragma unroll
         for (int u = 0; u < kRowChunk; ++u)
-          for (int o = tpk / 2; o > 0; o >>= 1) dot[u] += __shfl_xor_sync(kFullMask, dot[u], o);
+          for (int o = tpk / 2; o > 0; o >>= 1)
+            dot[u] += __shfl_xor_sync(kFullMask, dot[u], o, kWarpSize);
 #pragma unroll
         for (int u = 0; u < kRowChunk; ++u) {
           const int r = r0 + u;
@@ -463,7 +480,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
       pa_softmax_row row;
       row.m = m_s[r];
       row.l = l_s[r];
-      const float alpha = pa_softmax_update_max(&row, pa_warp_max(mx));
+      const float alpha = pa_softmax_update_max(&row, pa_warp_max<kWarpSize>(mx));
       const float ref = pa_softmax_ref(&row);
       float sum = 0.0f;
 #pragma unroll
@@ -474,7 +491,7 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
         sum += pr;
       }
       pa_softmax_rescale(&row, alpha);
-      pa_softmax_accumulate(&row, pa_warp_sum(sum));
+      pa_softmax_accumulate(&row, pa_warp_sum<kWarpSize>(sum));
       __syncwarp(); /* every lane has read m_s[r], l_s[r] (racecheck: shuffles do not order smem) */
       if (lane == 0) m_s[r] = row.m, l_s[r] = row.l, alpha_s[r] = alpha;
     }
@@ -558,7 +575,7 @@ __global__ void __launch_bounds__(kMergeThreads)
   float mx = -INFINITY;
   for (int s = lane; s < L.splits; s += kWarpSize) mx = fmaxf(mx, L.part_m[at0 + s * stride]);
   pa_softmax_row total;
-  total.m = pa_warp_max(mx);
+  total.m = pa_warp_max<kWarpSize>(mx);
   total.l = 0.0f;
   float lsum = 0.0f;
   for (int s = lane; s < L.splits; s += kWarpSize) {
@@ -569,7 +586,7 @@ __global__ void __launch_bounds__(kMergeThreads)
     lsum += pa_softmax_merge(base, part, &keep_base, &scale).l;
     if (tid < kWarpSize) factor[s] = scale;
   }
-  total.l = pa_warp_sum(lsum);
+  total.l = pa_warp_sum<kWarpSize>(lsum);
   __syncthreads();
 
   const float norm = pa_softmax_normaliser(&total);
@@ -631,6 +648,7 @@ cudaError_t launch_split(const pa_problem *p, const decode_plan &L, cudaStream_t
 /* The tensor-core split kernel: L.warps warps per block, each one split. Its shared
  * memory depends on the bucket and the device only, so one opt-in per (kernel,
  * device) serves every call. */
+#if PA_HAS_MMA_SYNC
 template <typename T, int DB>
 cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted(0);
@@ -648,6 +666,7 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   decode_mma_kernel<T, DB><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
   return cudaGetLastError();
 }
+#endif
 
 } /* namespace */
 
@@ -710,12 +729,15 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
   L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
   L.part_l = L.part_m + n_part;
   cudaError_t e;
+#if PA_HAS_MMA_SYNC
   if (L.mma && p->dtype == POLYATTN_DTYPE_BF16) {
     e = L.bucket == 64 ? launch_mma<__nv_bfloat16, 64>(p, L, stream)
                        : launch_mma<__nv_bfloat16, 128>(p, L, stream);
   } else if (L.mma) {
     e = L.bucket == 64 ? launch_mma<__half, 64>(p, L, stream) : launch_mma<__half, 128>(p, L, stream);
-  } else {
+  } else
+#endif
+  {
     switch (L.bucket) {
     case 64: e = launch_split<64>(p, L, stream); break;
     case 128: e = launch_split<128>(p, L, stream); break;

@@ -115,10 +115,10 @@ __global__ void __launch_bounds__(kThreads)
                         pa_block_mask_keep(&p.block_mask, b, h, (int32_t)(i / p.block_q),
                                            (int32_t)(j / p.block_k));
       const float s = kept ? pa_score(dot[r], p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
-      const float alpha = pa_softmax_update_max(&row[r], pa_warp_max(s));
+      const float alpha = pa_softmax_update_max(&row[r], pa_warp_max<kWarpSize>(s));
       prob[r] = kept ? expf(s - pa_softmax_ref(&row[r])) : 0.0f;
       pa_softmax_rescale(&row[r], alpha);
-      pa_softmax_accumulate(&row[r], pa_warp_sum(prob[r]));
+      pa_softmax_accumulate(&row[r], pa_warp_sum<kWarpSize>(prob[r]));
 #pragma unroll
       for (int t = 0; t < kDvPerLane; ++t) acc[r][t] *= alpha;
     }
@@ -137,7 +137,7 @@ __global__ void __launch_bounds__(kThreads)
       const float *v_row = kv_s + jj * ld;
 #pragma unroll
       for (int r = 0; r < kRowsPerWarp; ++r) {
-        const float pj = __shfl_sync(kFullMask, prob[r], jj);
+        const float pj = __shfl_sync(kFullMask, prob[r], jj, kWarpSize);
 #pragma unroll
         for (int t = 0; t < kDvPerLane; ++t) {
           const int d = lane + t * kWarpSize;

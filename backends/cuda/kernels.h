@@ -8,7 +8,7 @@
 #ifndef PA_CUDA_KERNELS_H
 #define PA_CUDA_KERNELS_H
 
-#include <cuda_runtime.h>
+#include "gpu_runtime.h"
 
 #include "problem.h"
 

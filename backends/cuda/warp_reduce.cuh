@@ -1,15 +1,24 @@
-/* Butterfly reductions over a full warp: every lane ends with the same value, and
- * the order of the additions is fixed, so the result is deterministic. */
+/* Butterfly reductions over a logical warp of Width lanes: every lane of the group
+ * ends with the same value, and the order of the additions is fixed, so the result
+ * is deterministic. Width is the kernel's own warp (its kWarpSize), a power of two
+ * no wider than the hardware's: 32 on NVIDIA; on AMD a 32-lane group is a whole
+ * RDNA wave32 or one half of a CDNA wavefront of 64, and the shuffles stay inside
+ * it (backends/hip/hip_vendor.h). The default, 32, is the warp of every kernel in
+ * backends/cuda; the kernels the HIP module shares pass it explicitly. */
 #ifndef PA_CUDA_WARP_REDUCE_CUH
 #define PA_CUDA_WARP_REDUCE_CUH
 
+template <int Width = 32>
 __device__ __forceinline__ float pa_warp_max(float x) {
-  for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+  static_assert(Width >= 2 && (Width & (Width - 1)) == 0, "a power-of-two lane group");
+  for (int o = Width / 2; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o, Width));
   return x;
 }
 
+template <int Width = 32>
 __device__ __forceinline__ float pa_warp_sum(float x) {
-  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  static_assert(Width >= 2 && (Width & (Width - 1)) == 0, "a power-of-two lane group");
+  for (int o = Width / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o, Width);
   return x;
 }
 
