@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare_torch.py -- polyattn's forward next to PyTorch SDPA (flash, cuDNN, efficient).
+"""compare_torch.py -- polyattn's forward (and backward) next to PyTorch SDPA (flash, cuDNN, efficient).
 
 DESIGN.md "Performance method", issue 3 "Measure". Runs on a CUDA machine with
 PyTorch (no network needed). polyattn is called through its Python package
@@ -15,6 +15,14 @@ path, polyattn.flash_attn_func (the torch custom op: wrapping, workspace, the ca
 
   --decode: B=8, Hq=32, Hkv=8, D=128, Sq=1, Sk in {4096, 32768, 131072}, bf16;
   achieved bandwidth = (K+V bytes) / time.
+
+  --backward (issue 4): the same configs through autograd, polyattn.flash_attn_func
+  against SDPA flash and cuDNN on the same tensors: forward+backward (a forward and
+  torch.autograd.grad) and backward alone (grad of a retained graph); TFLOP/s by
+  3.5x and 2.5x the forward count. Gradients are compared with flash's, elementwise
+  |g - g_flash| <= atol * max(1, max|g_flash|) + rtol * |g_flash| (gradients sum over
+  S rows, so the absolute part scales with their size); the float64 oracle check of
+  the gradients is the test suite's (tests/test_backward.c), not this.
 
 Timing: CUDA events, warm-up, median of >= --min-runs (20) runs with the L2 cleared
 before each (triton.testing.do_bench(return_mode='median') when triton is present,
@@ -32,6 +40,7 @@ Examples (repo root, after `source .devkit/env`):
   python3 bench/compare_torch.py --json bench/torch_sweep.jsonl
   python3 bench/compare_torch.py --dtypes bf16,fp16 --dims 64,128 --json out.jsonl
   python3 bench/compare_torch.py --decode --json decode.jsonl
+  python3 bench/compare_torch.py --backward --seqlens 2048,8192,16384 --json bwd.jsonl
   python3 bench/compare_torch.py --env-kernel volta --quick
   python3 bench/compare_torch.py --json sweep.jsonl --plot sweep.png
   python3 bench/compare_torch.py --plot-from sweep.jsonl --plot sweep.png   # no GPU
