@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""compare_torch.py -- polyattn's forward (and backward) next to PyTorch SDPA (flash, cuDNN, efficient).
+"""compare_torch.py -- polyattn forward and backward beside PyTorch SDPA (flash, cuDNN, efficient).
 
 DESIGN.md "Performance method", issue 3 "Measure". Runs on a CUDA machine with
 PyTorch (no network needed). polyattn is called through its Python package
