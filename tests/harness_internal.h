@@ -82,4 +82,32 @@ int64_t th_lse_index(const th_run *r, int32_t b, int32_t h, int64_t i);
  * something it does not model (AUTO_BLOCK). */
 int th_semantics_forward(const th_run *r, double *out, double *lse);
 
+/* ---- GPU modules (harness_module.c): what every <backend>_module suite checks */
+
+/* The listing of backend `kind` (a failed assertion if it is missing). */
+const polyattn_backend_info *th_backend_info(polyattn_backend_kind kind);
+
+/* A GPU module opened as the registry opens it. */
+typedef struct th_gpu_module {
+  const polyattn_backend_info *info;
+  int (*score)(void);     /* its polyattn_module_score */
+  const void *ops;        /* its pa_backend_ops (backend.h) */
+  char name[256], reason[512];
+  int devices;            /* what its probe counted */
+} th_gpu_module;
+
+/* Asserts that backend `kind` is listed and built from a module whose path names
+ * `file`, that the module opens and exports both entry points but not `internal`
+ * (one of its internal symbols), and that init refuses the next API version and
+ * gives the ops of `kind`; then runs its probe into m->name / m->reason. */
+void th_gpu_module_open(th_gpu_module *m, polyattn_backend_kind kind, const char *file,
+                        const char *internal);
+
+/* Without a device (`why`: the runtime's own error, or a "no device" text): the
+ * module is listed unusable with score 0 and no devices, its score() is 0, both the
+ * probe's and the listing's reasons carry `why`, and a context asked for by kind is
+ * refused with a message. */
+void th_gpu_module_check_unusable(const th_gpu_module *m, polyattn_backend_kind kind,
+                                  const char *why);
+
 #endif

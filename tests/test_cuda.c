@@ -9,24 +9,16 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <cuda_runtime.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
 #include "harness_internal.h"
 
 /* ------------------------------------------------------------------ helpers */
 
 static const polyattn_backend_info *cuda_info(void) {
-  const polyattn_backend_info *list = NULL;
-  size_t n = 0;
-  cr_assert_eq(polyattn_backends(&list, &n), POLYATTN_OK);
-  for (size_t i = 0; i < n; ++i)
-    if (list[i].kind == POLYATTN_BACKEND_CUDA) return &list[i];
-  cr_assert_fail("polyattn_backends() does not list cuda");
-  return NULL;
+  return th_backend_info(POLYATTN_BACKEND_CUDA);
 }
 
 /* Skip the test, loudly, when no CUDA device is usable here. */
@@ -99,48 +91,22 @@ static th_run *run_checked(polyattn_context *ctx, const th_case *table, polyattn
 /* The module is built and listed; without a driver or device it is unusable, its
  * score is 0, and its probe's reason is the CUDA runtime's own error. */
 Test(cuda_module, reports_its_state) {
-  const polyattn_backend_info *info = cuda_info();
-  cr_assert(info->built, "the CUDA module is built but polyattn_backends() says not: %s",
-            info->reason);
-  cr_assert(info->module_path && strstr(info->module_path, "libpolyattn-cuda.so"),
-            "module path '%s'", info->module_path ? info->module_path : "(null)");
-
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  void *dl = dlopen(info->module_path, RTLD_NOW | RTLD_LOCAL);
-  cr_assert_not_null(dl, "dlopen(%s): %s", info->module_path, dlerror());
-  pa_module_score_fn score = (pa_module_score_fn)(size_t)dlsym(dl, PA_MODULE_SCORE_SYMBOL);
-  pa_module_init_fn init = (pa_module_init_fn)(size_t)dlsym(dl, PA_MODULE_INIT_SYMBOL);
-  cr_assert(score && init, "the module does not export its entry points");
-  const pa_backend_ops *ops = NULL;
-  cr_assert_eq(init(PA_BACKEND_API_VERSION, &ops), POLYATTN_OK);
-  cr_assert_eq(init(PA_BACKEND_API_VERSION + 1, &ops), POLYATTN_ERR_BACKEND);
-  cr_assert_eq(init(PA_BACKEND_API_VERSION, &ops), POLYATTN_OK);
-  char name[256], reason[512];
-  int devices = ops->probe(name, sizeof name, reason, sizeof reason);
-
+  th_gpu_module m;
+  th_gpu_module_open(&m, POLYATTN_BACKEND_CUDA, "libpolyattn-cuda.so", "pa_cuda_probe");
   if (e != cudaSuccess || n == 0) {
-    const char *why = e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device";
-    cr_log_info("no CUDA device here (%s): the module must report itself unusable", why);
-    cr_assert_eq(info->usable, 0);
-    cr_assert_eq(info->score, 0);
-    cr_assert_eq(info->device_count, 0);
-    cr_assert(info->reason && *info->reason, "an unusable backend needs a reason");
-    cr_assert_eq(score(), 0, "score must be 0 without a device");
-    cr_assert_eq(devices, 0);
-    cr_assert(strstr(reason, why), "the probe's reason '%s' should carry the runtime's '%s'",
-              reason, why);
-    cr_assert(strstr(info->reason, why), "polyattn_backends() gives '%s', which lacks the "
-              "runtime's '%s'", info->reason, why);
+    th_gpu_module_check_unusable(&m, POLYATTN_BACKEND_CUDA,
+                                 e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device");
   } else {
-    cr_log_info("%d CUDA device(s): %s", n, name);
+    const polyattn_backend_info *info = m.info;
+    cr_log_info("%d CUDA device(s): %s", n, m.name);
     cr_assert(info->usable, "a CUDA device is present but the backend is unusable: %s",
               info->reason);
     cr_assert_gt(info->score, 1, "a usable GPU should outrank the CPU backend");
-    cr_assert_gt(devices, 0);
+    cr_assert_gt(m.devices, 0);
     cr_assert(info->device_name && *info->device_name);
   }
-  /* dlclose is skipped: the registry holds the same module open. */
 }
 
 /* ------------------------------------------------------- cuda (needs a GPU) */

@@ -9,7 +9,6 @@
  * (ctest forward-hip, and forward-hip-mfma with POLYATTN_HIP_KERNEL=mfma). */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,13 +23,7 @@
 #include "hip/hip_arch.h"
 
 static const polyattn_backend_info *hip_info(void) {
-  const polyattn_backend_info *list = NULL;
-  size_t n = 0;
-  cr_assert_eq(polyattn_backends(&list, &n), POLYATTN_OK);
-  for (size_t i = 0; i < n; ++i)
-    if (list[i].kind == POLYATTN_BACKEND_HIP) return &list[i];
-  cr_assert_fail("polyattn_backends() does not list hip");
-  return NULL;
+  return th_backend_info(POLYATTN_BACKEND_HIP);
 }
 
 /* ------------------------------------------------- hip_module (any machine) */
@@ -38,63 +31,28 @@ static const polyattn_backend_info *hip_info(void) {
 /* The module is built and listed; without an AMD GPU it is unusable, its score is
  * 0, and its probe's reason carries the HIP runtime's own error. */
 Test(hip_module, reports_its_state) {
-  const polyattn_backend_info *info = hip_info();
-  cr_assert(info->built, "the HIP module is built but polyattn_backends() says not: %s",
-            info->reason);
-  cr_assert(info->module_path && strstr(info->module_path, "libpolyattn-hip.so"),
-            "module path '%s'", info->module_path ? info->module_path : "(null)");
-
   int n = 0;
   hipError_t e = hipGetDeviceCount(&n);
-  void *dl = dlopen(info->module_path, RTLD_NOW | RTLD_LOCAL);
-  cr_assert_not_null(dl, "dlopen(%s): %s", info->module_path, dlerror());
-  pa_module_score_fn score = (pa_module_score_fn)(size_t)dlsym(dl, PA_MODULE_SCORE_SYMBOL);
-  pa_module_init_fn init = (pa_module_init_fn)(size_t)dlsym(dl, PA_MODULE_INIT_SYMBOL);
-  cr_assert(score && init, "the module does not export its entry points");
-  cr_assert_null(dlsym(dl, "pa_hip_probe"), "internal symbols must stay hidden");
-  const pa_backend_ops *ops = NULL;
-  cr_assert_eq(init(PA_BACKEND_API_VERSION + 1, &ops), POLYATTN_ERR_BACKEND);
-  cr_assert_eq(init(PA_BACKEND_API_VERSION, &ops), POLYATTN_OK);
-  cr_assert_eq(ops->kind, POLYATTN_BACKEND_HIP);
+  th_gpu_module m;
+  th_gpu_module_open(&m, POLYATTN_BACKEND_HIP, "libpolyattn-hip.so", "pa_hip_probe");
+  const pa_backend_ops *ops = (const pa_backend_ops *)m.ops;
   cr_assert_str_eq(ops->name, "hip");
   cr_assert_eq(ops->memory_kind, POLYATTN_MEMORY_HIP_DEVICE);
-  char name[256], reason[512];
-  int devices = ops->probe(name, sizeof name, reason, sizeof reason);
-
   if (e != hipSuccess || n == 0) {
-    const char *why = e != hipSuccess ? hipGetErrorString(e) : "no AMD GPU";
-    cr_log_info("no AMD GPU here (%s): the module must report itself unusable", why);
-    cr_assert_eq(info->usable, 0);
-    cr_assert_eq(info->score, 0);
-    cr_assert_eq(info->device_count, 0);
-    cr_assert_eq(score(), 0, "score must be 0 without a device");
-    cr_assert_eq(devices, 0);
-    cr_assert(strstr(reason, why), "the probe's reason '%s' should carry the runtime's '%s'",
-              reason, why);
-    cr_assert(info->reason && strstr(info->reason, why),
-              "polyattn_backends() gives '%s', which lacks the runtime's '%s'",
-              info->reason ? info->reason : "(null)", why);
-
-    /* Asking for the backend by name fails with a status and a message, no crash. */
-    polyattn_context_desc d;
-    polyattn_context_desc_init(&d);
-    d.backend = POLYATTN_BACKEND_HIP;
-    polyattn_context *ctx = NULL;
-    cr_assert_neq(polyattn_context_create(&d, &ctx), POLYATTN_OK);
-    cr_assert_null(ctx);
-    cr_assert(*polyattn_last_error(NULL), "a refused context needs a message");
+    th_gpu_module_check_unusable(&m, POLYATTN_BACKEND_HIP,
+                                 e != hipSuccess ? hipGetErrorString(e) : "no AMD GPU");
   } else {
-    cr_log_info("%d HIP device(s): %s", n, devices ? name : reason);
+    const polyattn_backend_info *info = m.info;
+    cr_log_info("%d HIP device(s): %s", n, m.devices ? m.name : m.reason);
     /* A device of a target the module was not built for is unusable, with a reason. */
-    if (devices) {
+    if (m.devices) {
       cr_assert(info->usable, "an AMD GPU is present but the backend is unusable: %s",
                 info->reason);
       cr_assert_gt(info->score, 1, "a usable GPU should outrank the CPU backend");
     } else {
-      cr_assert(strstr(reason, "POLYATTN_HIP_ARCHS"), "reason: %s", reason);
+      cr_assert(strstr(m.reason, "POLYATTN_HIP_ARCHS"), "reason: %s", m.reason);
     }
   }
-  /* dlclose is skipped: the registry holds the same module open. */
 }
 
 /* Target names as the runtime reports them (hipDeviceProp_t.gcnArchName), the
