@@ -26,7 +26,7 @@ static int backend_from_name(const char *s, size_t n, polyattn_backend_kind *kin
   return 0;
 }
 
-static const polyattn_backend_info *backend_info(polyattn_backend_kind kind) {
+const polyattn_backend_info *th_backend_find(polyattn_backend_kind kind) {
   const polyattn_backend_info *list = NULL;
   size_t count = 0;
   if (polyattn_backends(&list, &count) != POLYATTN_OK) return NULL;
@@ -59,20 +59,20 @@ size_t th_selected_backends(polyattn_backend_kind kinds[8]) {
     return n;
   }
   for (int k = POLYATTN_BACKEND_CPU; k <= POLYATTN_BACKEND_VULKAN; ++k) {
-    const polyattn_backend_info *info = backend_info((polyattn_backend_kind)k);
+    const polyattn_backend_info *info = th_backend_find((polyattn_backend_kind)k);
     if (info && info->built) kinds[n++] = (polyattn_backend_kind)k;
   }
   return n;
 }
 
 static int backend_usable(polyattn_backend_kind kind) {
-  const polyattn_backend_info *info = backend_info(kind);
+  const polyattn_backend_info *info = th_backend_find(kind);
   return info && info->built && info->usable;
 }
 
 static void th_skip_unusable(polyattn_backend_kind kind) {
   const char *name = polyattn_backend_name(kind);
-  const polyattn_backend_info *info = backend_info(kind);
+  const polyattn_backend_info *info = th_backend_find(kind);
   if (!info || !info->built)
     cr_skip_test("SKIPPED: backend %s is not built: %s", name,
                  info && info->reason && *info->reason ? info->reason : "not listed by polyattn_backends()");
@@ -178,12 +178,25 @@ void th_forward_test(const th_case *table, const th_param *p) {
   polyattn_status st = th_run_forward(r);
   if (st == POLYATTN_ERR_UNSUPPORTED) cr_skip_test("SKIPPED %s: %s", label, th_run_message(r));
   cr_assert_eq(st, POLYATTN_OK, "%s: %s", label, th_run_message(r));
-  char summary[2048];
-  int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("%s", summary);
-  cr_assert(ok, "%s", summary);
+  th_assert_forward_ok(r, NULL);
   th_run_destroy(r);
   polyattn_context_destroy(ctx);
+}
+
+void th_assert_forward_ok(th_run *r, const char *what) {
+  char summary[2048];
+  int ok = th_check_forward(r, summary, sizeof summary);
+  cr_log_info("%s%s%s", what ? what : "", what ? ": " : "", summary);
+  cr_assert(ok, "%s%s%s", what ? what : "", what ? ": " : "", summary);
+}
+
+th_run *th_run_checked(polyattn_context *ctx, const th_case *table, polyattn_dtype dt) {
+  th_case c = th_case_resolve(table, dt);
+  th_run *r = th_run_create(ctx, &c, 0);
+  polyattn_status st = th_run_forward(r);
+  cr_assert_eq(st, POLYATTN_OK, "%s: %s", c.name, th_run_message(r));
+  th_assert_forward_ok(r, NULL);
+  return r;
 }
 
 void th_backward_test(const th_case *table, const th_param *p) {

@@ -148,6 +148,12 @@ const char *th_run_message(const th_run *r);
  * and returns 1 on pass. */
 int th_check_forward(th_run *r, char *summary, size_t n);
 int th_check_backward(th_run *r, char *summary, size_t n);
+/* th_check_forward as a test assertion: logs the summary (after `what: ` when
+ * `what` is not NULL) and fails the test unless it passed. */
+void th_assert_forward_ok(th_run *r, const char *what);
+/* Resolve table[0] for `dt`, run it on ctx (asserting success), check it against
+ * the oracle (th_assert_forward_ok) and return the run (outputs read back). */
+th_run *th_run_checked(polyattn_context *ctx, const th_case *table, polyattn_dtype dt);
 
 /* Whether every byte of the output buffers outside the views kept its value. */
 int th_guard_ok(const th_run *r, char *msg, size_t n);

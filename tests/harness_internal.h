@@ -84,7 +84,9 @@ int th_semantics_forward(const th_run *r, double *out, double *lse);
 
 /* ---- GPU modules (harness_module.c): what every <backend>_module suite checks */
 
-/* The listing of backend `kind` (a failed assertion if it is missing). */
+/* The listing of backend `kind` (its usable entry if it has several), or NULL. */
+const polyattn_backend_info *th_backend_find(polyattn_backend_kind kind);
+/* The same, a failed assertion if it is missing. */
 const polyattn_backend_info *th_backend_info(polyattn_backend_kind kind);
 
 /* A GPU module opened as the registry opens it. */

@@ -10,13 +10,9 @@
 #include "harness_internal.h"
 
 const polyattn_backend_info *th_backend_info(polyattn_backend_kind kind) {
-  const polyattn_backend_info *list = NULL;
-  size_t n = 0;
-  cr_assert_eq(polyattn_backends(&list, &n), POLYATTN_OK);
-  for (size_t i = 0; i < n; ++i)
-    if (list[i].kind == kind) return &list[i];
-  cr_assert_fail("polyattn_backends() does not list backend %d", (int)kind);
-  return NULL;
+  const polyattn_backend_info *info = th_backend_find(kind);
+  cr_assert_not_null(info, "polyattn_backends() does not list backend %d", (int)kind);
+  return info;
 }
 
 void th_gpu_module_open(th_gpu_module *m, polyattn_backend_kind kind, const char *file,

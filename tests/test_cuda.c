@@ -73,19 +73,6 @@ static uint8_t *copy_bytes(const void *src, size_t n) {
   return p;
 }
 
-/* Run `c` once, check it against the oracle, and return the run (outputs read). */
-static th_run *run_checked(polyattn_context *ctx, const th_case *table, polyattn_dtype dt) {
-  th_case c = th_case_resolve(table, dt);
-  th_run *r = th_run_create(ctx, &c, 0);
-  polyattn_status st = th_run_forward(r);
-  cr_assert_eq(st, POLYATTN_OK, "%s: %s", c.name, th_run_message(r));
-  char summary[2048];
-  int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("%s", summary);
-  cr_assert(ok, "%s", summary);
-  return r;
-}
-
 /* ------------------------------------------------- cuda_module (any machine) */
 
 /* The module is built and listed; without a driver or device it is unusable, its
@@ -126,7 +113,7 @@ static void graph_equals_eager(const th_case *gc, polyattn_dtype dt) {
   cudaStream_t stream = NULL;
   CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   polyattn_context *ctx = cuda_context(stream);
-  th_run *r = run_checked(ctx, gc, dt);
+  th_run *r = th_run_checked(ctx, gc, dt);
   uint8_t *eager_o = read_output(r, TB_O), *eager_l = read_output(r, TB_LSE);
 
   const polyattn_tensor *T = r->dev_t;
@@ -255,7 +242,7 @@ Test(cuda, wrap_caller_device_pointers, .timeout = 120) {
   static const th_case wc = {.name = "wrap_gqa", .batch = 2, .heads_q = 4, .heads_kv = 2,
                              .seq_q = 113, .seq_k = 255, .head_dim = 64};
   polyattn_context *ctx = cuda_context(NULL);
-  th_run *r = run_checked(ctx, &wc, POLYATTN_DTYPE_F16);
+  th_run *r = th_run_checked(ctx, &wc, POLYATTN_DTYPE_F16);
   uint8_t *want = read_output(r, TB_O);
 
   static const int ids[] = {TB_Q, TB_K, TB_V, TB_O, TB_LSE};
@@ -307,7 +294,7 @@ Test(cuda, forced_simple_kernel, .timeout = 120) {
   polyattn_context *ctx = cuda_context(NULL);
   setenv("POLYATTN_CUDA_KERNEL", "simple", 1);
   for (int dt = POLYATTN_DTYPE_F32; dt <= POLYATTN_DTYPE_BF16; ++dt)
-    th_run_destroy(run_checked(ctx, &fc, (polyattn_dtype)dt));
+    th_run_destroy(th_run_checked(ctx, &fc, (polyattn_dtype)dt));
 
   setenv("POLYATTN_CUDA_KERNEL", "bogus", 1);
   th_case c = th_case_resolve(&fc, POLYATTN_DTYPE_F16);
@@ -378,7 +365,7 @@ static void repeat_100(polyattn_dtype dt) {
                               .heads_kv = 2, .seq_q = 1024, .seq_k = 1024, .head_dim = 128,
                               .causal = 1};
   polyattn_context *ctx = cuda_context(NULL);
-  th_run *r = run_checked(ctx, &big, dt);
+  th_run *r = th_run_checked(ctx, &big, dt);
   size_t no, nl;
   /* th_run_bytes sets the size: call it before the size is read. */
   const uint8_t *out = th_run_bytes(r, 0, &no);

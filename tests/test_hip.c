@@ -22,10 +22,6 @@
 #include "harness_internal.h"
 #include "hip/hip_arch.h"
 
-static const polyattn_backend_info *hip_info(void) {
-  return th_backend_info(POLYATTN_BACKEND_HIP);
-}
-
 /* ------------------------------------------------- hip_module (any machine) */
 
 /* The module is built and listed; without an AMD GPU it is unusable, its score is
@@ -104,30 +100,6 @@ Test(hip_module, target_names) {
 
 /* ------------------------------------------------------- hip (needs a GPU) */
 
-static polyattn_context *hip_context(void) {
-  const polyattn_backend_info *info = hip_info();
-  if (!info->usable)
-    cr_skip_test("SKIPPED: no usable AMD GPU: %s", info->reason ? info->reason : "?");
-  polyattn_context_desc d;
-  polyattn_context_desc_init(&d);
-  d.backend = POLYATTN_BACKEND_HIP;
-  polyattn_context *ctx = NULL;
-  cr_assert_eq(polyattn_context_create(&d, &ctx), POLYATTN_OK, "context: %s",
-               polyattn_last_error(NULL));
-  return ctx;
-}
-
-static th_run *run_checked(polyattn_context *ctx, const th_case *table, polyattn_dtype dt) {
-  th_case c = th_case_resolve(table, dt);
-  th_run *r = th_run_create(ctx, &c, 0);
-  polyattn_status st = th_run_forward(r);
-  cr_assert_eq(st, POLYATTN_OK, "%s: %s", c.name, th_run_message(r));
-  char summary[2048];
-  int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("%s", summary);
-  cr_assert(ok, "%s", summary);
-  return r;
-}
 
 /* POLYATTN_HIP_KERNEL=mfma on an MFMA target: the oracle's tolerance on a case with
  * every runtime feature; f32 and a target without the instruction are refused. */
@@ -136,7 +108,7 @@ Test(hip, forced_mfma_kernel, .timeout = 120) {
                              .seq_q = 255, .seq_k = 300, .head_dim = 96, .causal = 1,
                              .window = 1, .window_left = 64, .window_right = -1,
                              .softcap = 8.0f, .alibi = TH_ALIBI_HEADS};
-  polyattn_context *ctx = hip_context();
+  polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_HIP);
   setenv("POLYATTN_HIP_KERNEL", "mfma", 1);
   for (int dt = POLYATTN_DTYPE_F16; dt <= POLYATTN_DTYPE_BF16; ++dt) {
     th_case c = th_case_resolve(&fc, (polyattn_dtype)dt);
@@ -148,10 +120,7 @@ Test(hip, forced_mfma_kernel, .timeout = 120) {
                 th_run_message(r));
     } else {
       cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
-      char summary[2048];
-      int ok = th_check_forward(r, summary, sizeof summary);
-      cr_log_info("%s", summary);
-      cr_assert(ok, "%s", summary);
+      th_assert_forward_ok(r, NULL);
     }
     th_run_destroy(r);
   }
@@ -175,7 +144,7 @@ Test(hip, unsupported_is_refused, .timeout = 120) {
                              .sparsity = POLYATTN_SPARSITY_NM_2_4};
   static const th_case ab = {.name = "auto", .seq_q = 256, .seq_k = 256, .head_dim = 64,
                              .sparsity = POLYATTN_SPARSITY_AUTO_BLOCK};
-  polyattn_context *ctx = hip_context();
+  polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_HIP);
   const th_case *sparse[] = {&nm, &ab};
   for (int i = 0; i < 2; ++i) {
     th_case c = th_case_resolve(sparse[i], POLYATTN_DTYPE_F16);
@@ -192,14 +161,14 @@ static void repeat(const char *kernel, polyattn_dtype dt) {
   static const th_case big = {.name = "repeat_gqa_causal", .batch = 2, .heads_q = 8,
                               .heads_kv = 2, .seq_q = 1024, .seq_k = 1024, .head_dim = 128,
                               .causal = 1};
-  polyattn_context *ctx = hip_context();
+  polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_HIP);
   setenv("POLYATTN_HIP_KERNEL", kernel, 1);
   th_case c = th_case_resolve(&big, dt);
   th_run *probe = th_run_create(ctx, &c, 0);
   if (th_run_forward(probe) == POLYATTN_ERR_UNSUPPORTED)
     cr_skip_test("SKIPPED: %s kernel: %s", kernel, th_run_message(probe));
   th_run_destroy(probe);
-  th_run *r = run_checked(ctx, &big, dt);
+  th_run *r = th_run_checked(ctx, &big, dt);
   size_t no;
   const uint8_t *out = th_run_bytes(r, 0, &no);
   uint8_t *o0 = th_xcalloc(no, 1);

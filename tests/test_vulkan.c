@@ -131,10 +131,7 @@ Test(vulkan, mobile_limits_d256) {
   c = th_case_resolve(&c, POLYATTN_DTYPE_F16);
   th_run *r = th_run_create(ctx, &c, 0);
   cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
-  char summary[2048];
-  int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("%s", summary);
-  cr_assert(ok, "%s", summary);
+  th_assert_forward_ok(r, NULL);
   th_run_destroy(r);
   polyattn_context_destroy(ctx);
 }
@@ -155,10 +152,9 @@ Test(vulkan, forced_splits) {
     polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_VULKAN);
     th_run *r = th_run_create(ctx, &c, 0);
     cr_assert_eq(th_run_forward(r), POLYATTN_OK, "splits %d: %s", splits[s], th_run_message(r));
-    char summary[2048];
-    int ok = th_check_forward(r, summary, sizeof summary);
-    cr_log_info("splits %d: %s", splits[s], summary);
-    cr_assert(ok, "splits %d: %s", splits[s], summary);
+    char what[32];
+    snprintf(what, sizeof what, "splits %d", splits[s]);
+    th_assert_forward_ok(r, what);
     th_run_destroy(r);
     polyattn_context_destroy(ctx);
   }
@@ -190,10 +186,7 @@ static void forced_kernel(const char *kernel) {
     cr_skip_test("SKIPPED: the %s kernel cannot run here: %s", kernel, why);
   }
   cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
-  char summary[2048];
-  int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("%s: %s", kernel, summary);
-  cr_assert(ok, "%s", summary);
+  th_assert_forward_ok(r, kernel);
   th_run_destroy(r);
   polyattn_context_destroy(ctx);
 }
