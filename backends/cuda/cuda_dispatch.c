@@ -59,8 +59,7 @@ static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *d
     pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
     return PA_CUDA_KERNEL_NONE;
   }
-  if ((p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && dev->cc_major >= 8 &&
-      pa_cuda_ampere_backward_supports(p, dev, &why))
+  if (pa_cuda_ampere_backward_supports(p, dev, &why))
     return PA_CUDA_KERNEL_AMPERE; /* declining is not an error: fall back */
   if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
   pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s", why.msg);

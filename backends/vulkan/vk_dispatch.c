@@ -175,6 +175,12 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
 
 static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 : 2; }
 
+/* Bytes of the split-KV partial results merge.comp reads: per split, query head and
+ * query row, Dv floats of O then m and l (io.glsl's pa_ws_row). */
+static size_t split_workspace(const pa_problem *p, int32_t splits) {
+  return (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
+}
+
 /* A view's element offset and strides are multiples of `n` elements. */
 static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
   return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
@@ -296,7 +302,7 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
       (pick_decode(ctx, p, c, forced ? err : NULL) == POLYATTN_OK || forced)) {
     if (c->kernel != PA_VK_KERNEL_DECODE) return POLYATTN_ERR_UNSUPPORTED; /* forced; err says why */
     if (c->splits > 1) {
-      c->workspace = (size_t)c->splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
+      c->workspace = split_workspace(p, c->splits);
       if (c->workspace > range || c->workspace > UINT32_MAX)
         return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                        "the decode kernel's %d key splits need a workspace (%zu bytes) beyond "
@@ -348,7 +354,7 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "the problem needs more workgroups than maxComputeWorkGroupCount allows");
   if (splits > 1) {
-    c->workspace = (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
+    c->workspace = split_workspace(p, splits);
     if (c->workspace > range || c->workspace > UINT32_MAX) {
       if (ctx->lim.loop_budget > 0)
         return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
