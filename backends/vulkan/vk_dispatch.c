@@ -222,7 +222,7 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   while (!why && dl * 2 <= (int32_t)ctx->lim.subgroup_min && dl * 2 <= 32 && (d / 8) % (dl * 2) == 0)
     dl *= 2;
   const int32_t kl = 128 / dl, chunks = d / (8 * dl);
-  if (!why && ((int64_t)kl * d + 2 * kl) * 4 > ctx->lim.shared_bytes)
+  if (!why && ((int64_t)kl * d + 3 * kl) * 4 > ctx->lim.shared_bytes)
     why = "its merge buffer exceeds the device's shared memory";
   if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "the Vulkan decode kernel: %s", why);
 

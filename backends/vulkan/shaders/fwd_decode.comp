@@ -46,7 +46,14 @@ const int U = R <= 4 ? 4 : 2; // keys per key lane per iteration
 const int WG = 128;
 const int KL = WG / DL;      // key lanes
 shared float sAcc[KL * D];   // [key lane][dim] of one row: 4 C KiB
-shared float sM[KL], sL[KL];
+shared float sM[KL], sL[KL], sW[KL]; // per key lane: m, l, merge weight
+
+// Dim d of the row in sAcc, the key lanes' partial O weighted by sW, in lane order.
+float merged_dim(int d) {
+  float x = 0.0;
+  for (int k = 0; k < KL; ++k) x = fma(sAcc[k * D + d], sW[k], x);
+  return x;
+}
 
 // The 8 values of a 16-byte word of fp16 or bf16.
 void unpack8(uvec4 w, out float x[8]) {
@@ -186,13 +193,15 @@ void main() {
     }
   }
 
-  // Merge the key lanes, one row at a time, in key-lane order.
+  // Merge the key lanes, one row at a time: the row's maximum M over the lanes, each
+  // lane's weight exp(m_k - M) once (sW), then O and l as weighted sums in key-lane
+  // order (deterministic).
   const int tid = int(gl_LocalInvocationIndex);
   for (int r = 0; r < R; ++r) {
     const int h = hk * G + r / SQ, i = r % SQ;
     barrier();
-    for (int c = 0; c < C; ++c)
-      for (int e = 0; e < 8; ++e) sAcc[kl * D + 8 * (c * DL + dl) + e] = acc[r][c * 8 + e];
+    [[unroll]] for (int c = 0; c < C; ++c)
+      [[unroll]] for (int e = 0; e < 8; ++e) sAcc[kl * D + 8 * (c * DL + dl) + e] = acc[r][c * 8 + e];
     if (dl == 0) {
       sM[kl] = row[r].m;
       sL[kl] = row[r].l;
@@ -200,23 +209,14 @@ void main() {
     barrier();
     if (i >= nq) continue; // uniform across the workgroup
     pa_softmax_row total = pa_softmax_start();
-    for (int k = 0; k < KL; ++k) {
-      float sa, sb;
-      total = pa_softmax_merge(total, pa_softmax_row(sM[k], sL[k]), sa, sb);
-    }
+    for (int k = 0; k < KL; ++k) total.m = max(total.m, sM[k]);
+    if (tid < KL) sW[tid] = sM[tid] == PA_NEG_INF ? 0.0 : pa_exp(sM[tid] - total.m);
+    barrier();
+    for (int k = 0; k < KL; ++k) total.l += sL[k] * sW[k];
     const int row_global = (P.flags & PA_VARLEN) != 0u ? seq.q_start + i : b * P.seqlen_q + i;
     if (P.num_splits > 1u) {
       const uint base = pa_ws_row(split, h, row_global, DV);
-      for (int d = tid; d < D; d += WG) {
-        pa_softmax_row part = pa_softmax_start();
-        float x = 0.0;
-        for (int k = 0; k < KL; ++k) {
-          float sa, sb;
-          part = pa_softmax_merge(part, pa_softmax_row(sM[k], sL[k]), sa, sb);
-          x = x * sa + sAcc[k * D + d] * sb;
-        }
-        ws_data[base + uint(d)] = x;
-      }
+      for (int d = tid; d < D; d += WG) ws_data[base + uint(d)] = merged_dim(d);
       if (tid == 0) {
         ws_data[base + uint(DV)] = total.m;
         ws_data[base + uint(DV) + 1u] = total.l;
@@ -227,18 +227,10 @@ void main() {
     const uint o_e0 = pa_view_row(P.o_off, P.o_sb, P.o_ss, P.o_sh, b, seq.q_start, i, h);
     const int par = int(pa_row_parity(o_e0));
     for (int k = tid; k < pa_row_words(DV); k += WG) {
-      float x2[2] = float[2](0.0, 0.0);
-      for (int e = 0; e < 2; ++e) {
-        const int d = 2 * k - par + e;
-        if (d < 0 || d >= D) continue;
-        pa_softmax_row part = pa_softmax_start();
-        for (int kk = 0; kk < KL; ++kk) {
-          float sa, sb;
-          part = pa_softmax_merge(part, pa_softmax_row(sM[kk], sL[kk]), sa, sb);
-          x2[e] = x2[e] * sa + sAcc[kk * D + d] * sb;
-        }
-      }
-      pa_store_o_pair(o_e0, k, DV, x2[0] * norm, x2[1] * norm);
+      const int d0 = 2 * k - par;
+      const float x0 = d0 >= 0 && d0 < D ? merged_dim(d0) : 0.0;
+      const float x1 = d0 + 1 >= 0 && d0 + 1 < D ? merged_dim(d0 + 1) : 0.0;
+      pa_store_o_pair(o_e0, k, DV, x0 * norm, x1 * norm);
     }
     if (tid == 0 && (P.flags & PA_HAS_LSE) != 0u)
       lse_data[P.lse_off + uint(b) * P.lse_sb + uint(h) * P.lse_sh + uint(seq.q_start + i) * P.lse_ss] =
