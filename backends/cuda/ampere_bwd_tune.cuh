@@ -1,44 +1,65 @@
-/* The Ampere backward kernel's tuning table (bwd_ampere.cu): one row per padded
- * head dim. Every other size is derived from it.
+/* The Ampere backward kernel's tuning table (bwd_ampere.cu): one row per (padded head
+ * dim, variant). Every other size is derived from it.
  *
- * Where the numbers come from: not measured yet (no bench/RESULTS.md entry); they are
- * FlashAttention-2's sm80 backward shape reduced to what is easiest to get right:
- * each warp owns 16 keys of the key block (one mma M tile of dK and dV, in fp32
+ * Each warp owns 16 keys of the key block (one mma M tile of dK and dV, in fp32
  * registers for the whole kernel), so block_k = 16 * warps; query tiles of block_q
- * rows stream through a two-stage cp.async pipeline. Registers per thread at hd128:
- * dK + dV 2 x 64 for the whole kernel, S^T and dP^T 2 x block_q / 2, the dQ partial
- * block_q / 16 * 16 * D / warps / 32 after dK, dV of the tile are done; block_q 64
- * spilled ~190 bytes at hd128 (255 registers), so hd128 takes 32 (ptxas -v results
- * in docs/decisions.md 43).
- *   warps      4; block_k = 64 keys per block.
+ * rows stream through a two-stage cp.async pipeline.
+ *   warps      warps per block; block_k = 16 * warps keys.
  *   block_q    query rows per inner step (a multiple of 32: the dS tile's swizzle
  *              needs a multiple of 4 chunks per row).
- *   min_blocks __launch_bounds__ occupancy hint (2 blocks/SM: 8 warps).
- * The lead's H200 sweep replaces this rationale by measurements; change a row, not
- * the kernel. */
+ *   sub_q      query columns of S^T, dP^T (fp32 accumulators) at a time: 32 at hd128
+ *              keeps dK + dV (128 registers) + S^T + dP^T (32) without spills.
+ *   min_blocks __launch_bounds__ occupancy hint.
+ * mma per warp and (query tile, key block): S^T and dP^T 2 (D/16) (block_q/8), dV and
+ * dK 2 (block_q/16) (D/8), dQ (block_k/16) (D/8) / slices. Every warp reads the
+ * whole Q and dO tile twice (as B of S^T, dP^T and, transposed, of dV, dK); the dQ
+ * atomics and the per-tile bookkeeping (next tile, loads, two barriers) are per
+ * (query tile, key block), so they fall per FLOP as block_k grows (decision 61).
+ * Variants (POLYATTN_CUDA_BWD_VARIANT, read once per process):
+ *   w8     8 warps x 16 keys = 128-key blocks, 64-row query tiles (the default)
+ *   w4     the third session's rows: 4 warps, 64-key blocks, 32 / 64-row query tiles
+ *   w8q    8 warps, the other query tile: 128 rows at hd64, 32 at hd128 */
 #ifndef PA_CUDA_AMPERE_BWD_TUNE_CUH
 #define PA_CUDA_AMPERE_BWD_TUNE_CUH
 
 #include "ampere_tile.cuh"
 
-template <int D>
+enum pa_bwd_variant {
+  PA_BWD_W8 = 0,
+  PA_BWD_W4 = 1,
+  PA_BWD_W8Q = 2,
+  PA_BWD_B2 = 3,
+  PA_BWD_VARIANT_COUNT = 4,
+  PA_BWD_VARIANT_DEFAULT = PA_BWD_W8
+};
+
+template <int D, int V>
 struct pa_ampere_bwd_tune;
-#define PA_BWD_TUNE(D, W, BQ, MINB) \
-  template <> struct pa_ampere_bwd_tune<D> { enum { warps = W, block_q = BQ, min_blocks = MINB }; }
-/*          D    warps  block_q  min_blocks */
-PA_BWD_TUNE(64,  4,     64,      2);
-PA_BWD_TUNE(128, 4,     32,      2);
+#define PA_BWD_TUNE(D, V, W, BQ, SUBQ, MINB)                                              \
+  template <> struct pa_ampere_bwd_tune<D, V> {                                          \
+    enum { warps = W, block_q = BQ, sub_q = SUBQ, min_blocks = MINB };                   \
+  }
+/*          D    variant     warps  block_q  sub_q  min_blocks */
+PA_BWD_TUNE(64,  PA_BWD_W8,  8,     64,      64,    1);
+PA_BWD_TUNE(128, PA_BWD_W8,  8,     64,      32,    1);
+PA_BWD_TUNE(64,  PA_BWD_W4,  4,     64,      64,    2);
+PA_BWD_TUNE(128, PA_BWD_W4,  4,     32,      32,    2);
+PA_BWD_TUNE(64,  PA_BWD_W8Q, 8,     128,     64,    1);
+PA_BWD_TUNE(128, PA_BWD_W8Q, 8,     32,      32,    1);
+PA_BWD_TUNE(64,  PA_BWD_B2,  8,     64,      32,    2);
+PA_BWD_TUNE(128, PA_BWD_B2,  4,     64,      32,    2);
 #undef PA_BWD_TUNE
 
-template <int D>
+template <int D, int V>
 struct pa_ampere_bwd_cfg {
-  typedef pa_ampere_bwd_tune<D> tune;
+  typedef pa_ampere_bwd_tune<D, V> tune;
   enum {
     head_dim = D,
     warps = tune::warps,
     threads = 32 * tune::warps,
     block_k = 16 * tune::warps, /* one 16-key mma M tile of dK, dV per warp */
     block_q = tune::block_q,
+    sub_q = tune::sub_q, /* query columns of S^T .. dK at a time (live accumulators) */
     min_blocks = tune::min_blocks,
     /* dQ partial [block_q x D] of one query tile: warps split it into 16-row tiles
      * (q_mtiles of them) times column slices of dq_cols. */
@@ -59,8 +80,8 @@ struct pa_ampere_bwd_cfg {
   static_assert(block_q % 32 == 0, "dS^T rows of block_q elements: a multiple of 4 chunks");
   static_assert(warps % q_mtiles == 0 && dq_cols % 16 == 0,
                 "the dQ partial splits into whole 16 x 16 blocks per warp");
-  static_assert(dq_slices == 1 || dq_cols % 64 == 0,
-                "a column slice starts on a multiple of 8 chunks (outside the swizzle's bits)");
+  static_assert(sub_q % 16 == 0 && block_q % sub_q == 0, "whole 16-query steps per sub-step");
+  static_assert(dq_slices <= 4, "the dQ step dispatches on at most 4 column slices");
   static_assert((block_k * D / 8) % threads == 0 && (block_q * D / 8) % threads == 0,
                 "tile loads: every thread copies the same number of 16-byte chunks");
   static_assert(block_q <= threads, "one thread per query row loads the row statistics");

@@ -41,6 +41,8 @@
  * k 0-7, a2 = rows 0-7 / k 8-15, a3 = rows 8-15 / k 8-15.) */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ampere_bwd_tune.cuh"
 #include "ampere_mma.cuh"
@@ -164,20 +166,41 @@ __device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bw
   return X;
 }
 
-template <typename T, int D>
-__global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_cfg<D>::min_blocks)
+/* A compile-time int as a value (the dQ column slice of a warp). */
+template <int N>
+struct pa_int_c {
+  enum { value = N };
+};
+
+/* dst[0] += a, dst[1] += b in fp32 (dst 8-byte aligned, in global memory): one
+ * vector reduction on sm_90 (red.global.add.v2.f32, PTX ISA 8.1), two atomics before. */
+__device__ __forceinline__ void pa_red_add2(float *dst, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(dst)),
+               "f"(a), "f"(b)
+               : "memory");
+#else
+  atomicAdd(dst, a);
+  atomicAdd(dst + 1, b);
+#endif
+}
+
+template <typename T, int D, int V>
+__global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
+                                  pa_ampere_bwd_cfg<D, V>::min_blocks)
     pa_ampere_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
 #if PA_AMPERE_ARCH_OK
-  typedef pa_ampere_bwd_cfg<D> cfg;
+  typedef pa_ampere_bwd_cfg<D, V> cfg;
   typedef pa_tile_layout<cfg::block_q> ds_layout;
   enum {
     NT = cfg::threads,
     BQ = cfg::block_q,
     BK = cfg::block_k,
-    Q_TILES = BQ / 8,    /* n-tiles of S^T, dP^T [16 keys x BQ] per warp */
+    SQ = cfg::sub_q,     /* query columns per sub-step of a tile (S^T .. dK) */
+    Q_TILES = SQ / 8,    /* n-tiles of S^T, dP^T [16 keys x SQ] per warp */
     D_TILES = D / 8,     /* n-tiles of dK, dV [16 keys x D] per warp */
     D_STEPS = D / 16,    /* mma K steps over the head dim */
-    Q_STEPS = BQ / 16,   /* mma K steps over the query tile */
+    Q_STEPS = SQ / 16,   /* mma K steps over the sub-step's queries */
     K_STEPS = BK / 16,   /* mma K steps over the key block (dQ) */
     DQ_TILES = cfg::dq_cols / 8
   };
@@ -272,8 +295,17 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
     const float *lse2_s = (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
     const float *dsum_s = lse2_s + BQ;
     const float slope = pa_problem_alibi_slope(&p, c.b, h);
+    /* `range`: some key of the block lies outside some row's pa_mask_row_range. */
+    int64_t lo_last, hi_first, u;
+    const int i_last = min(i0 + BQ, c.seq.len_q) - 1;
+    pa_mask_row_range(&c.mask, i_last, &lo_last, &u);
+    pa_mask_row_range(&c.mask, i0, &u, &hi_first);
+    const bool range = !(lo_last <= c.j0 && hi_first >= c.j0 + BK);
 
-    /* dP^T = V dO^T and S^T = K Q^T: [16 keys x BQ queries] per warp. */
+    /* Query columns qs..qs+SQ-1 of the tile at a time (fewer live accumulators). */
+#pragma unroll 1
+    for (int qs = 0; qs < BQ; qs += SQ) {
+    /* dP^T = V dO^T and S^T = K Q^T: [16 keys x SQ queries] per warp. */
     float dp[Q_TILES][4], s[Q_TILES][4];
 #pragma unroll
     for (int n = 0; n < Q_TILES; ++n)
@@ -287,27 +319,36 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
 #pragma unroll
       for (int nn = 0; nn < Q_STEPS; ++nn) {
         uint32_t b[4]; /* B: queries 16nn..+7 and +8..+15, dims 16kk..+15 */
-        pa_ldmatrix_x4(b, ldsm_cols.at(s_do, 16 * nn, kk));
+        pa_ldmatrix_x4(b, ldsm_cols.at(s_do, qs + 16 * nn, kk));
         pa_mma_16816<T>(dp[2 * nn], av, b[0], b[1]);
         pa_mma_16816<T>(dp[2 * nn + 1], av, b[2], b[3]);
-        pa_ldmatrix_x4(b, ldsm_cols.at(s_q, 16 * nn, kk));
+        pa_ldmatrix_x4(b, ldsm_cols.at(s_q, qs + 16 * nn, kk));
         pa_mma_16816<T>(s[2 * nn], ak, b[0], b[1]);
         pa_mma_16816<T>(s[2 * nn + 1], ak, b[2], b[3]);
       }
     }
 
-    /* P and dS, element (key row wk + g8 + 8 (e >> 1), query column 8n + 2t + (e & 1)).
-     * `range`: some key of the block lies outside some row's pa_mask_row_range. */
-    int64_t lo_last, hi_first, u;
-    const int i_last = min(i0 + BQ, c.seq.len_q) - 1;
-    pa_mask_row_range(&c.mask, i_last, &lo_last, &u);
-    pa_mask_row_range(&c.mask, i0, &u, &hi_first);
-    const bool range = !(lo_last <= c.j0 && hi_first >= c.j0 + BK);
+    /* P and dS, element (key row wk + g8 + 8 (e >> 1), query column qs + 8n + 2t + (e & 1)). */
+    if (!general && !range && !tile_partial) {
+      /* Every (row, key) pair of the tile is kept and the score is dot * scale: the
+       * statistics of the thread's two columns per n-tile as one 8-byte read each. */
+#pragma unroll
+      for (int n = 0; n < Q_TILES; ++n) {
+        const float2 l2 = *(const float2 *)(lse2_s + qs + 8 * n + 2 * t);
+        const float2 ds = *(const float2 *)(dsum_s + qs + 8 * n + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const float pr = pa_exp2(fmaf(s[n][e], xscale, -((e & 1) ? l2.y : l2.x)));
+          dp[n][e] = pr * (dp[n][e] - ((e & 1) ? ds.y : ds.x)) * p.scale;
+          s[n][e] = pr;
+        }
+      }
+    } else {
 #pragma unroll
     for (int n = 0; n < Q_TILES; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int ql = 8 * n + 2 * t + (e & 1);
+        const int ql = qs + 8 * n + 2 * t + (e & 1);
         const int64_t i = i0 + ql, j = c.j0 + wk + g8 + 8 * (e >> 1);
         const float dot = s[n][e];
         const float xs = general ? pa_score(dot, p.scale, p.softcap, slope, &c.mask, i, j) * PA_LOG2E
@@ -321,6 +362,7 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
         dp[n][e] = pr * (dp[n][e] - dsum_s[ql]) * ddot;
         s[n][e] = pr;
       }
+    }
 
     /* P^T, dS^T as A fragments [16 keys x 16 queries] per K step: n-tiles 2kk, 2kk+1. */
     uint32_t pf[Q_STEPS][4], dsf[Q_STEPS][4];
@@ -342,7 +384,7 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
       for (int kk = 0; kk < Q_STEPS; ++kk)
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          const int row = wk + g8 + 8 * (r & 1), chunk = 2 * kk + (r >> 1);
+          const int row = wk + g8 + 8 * (r & 1), chunk = qs / 8 + 2 * kk + (r >> 1);
           *(uint32_t *)(ds_ptr + ds_layout::offset(row, chunk) + 4 * t) = dsf[kk][r];
         }
     }
@@ -353,48 +395,64 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D>::threads, pa_ampere_bwd_c
 #pragma unroll
       for (int dd = 0; dd < D_STEPS; ++dd) {
         uint32_t b[4]; /* B (.trans): queries 16kk..+15, dims 16dd..+7 and +8..+15 */
-        pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_do, 16 * kk, dd));
+        pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_do, qs + 16 * kk, dd));
         pa_mma_16816<T>(dv[2 * dd], pf[kk], b[0], b[1]);
         pa_mma_16816<T>(dv[2 * dd + 1], pf[kk], b[2], b[3]);
-        pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_q, 16 * kk, dd));
+        pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_q, qs + 16 * kk, dd));
         pa_mma_16816<T>(dk[2 * dd], dsf[kk], b[0], b[1]);
         pa_mma_16816<T>(dk[2 * dd + 1], dsf[kk], b[2], b[3]);
       }
+    } /* qs */
 
     if (ws.dq_acc) { /* uniform: the mode of the call */
       __syncthreads(); /* dS^T of every warp visible */
-      /* dQ partial [16 queries x dq_cols] per warp: query rows 16 mq.., columns c0.. */
-      const int mq = warp % cfg::q_mtiles;
-      /* The slice's first column: a multiple of 64 (8 chunks), so it adds to the
-       * address outside the swizzle's XOR bits and the lane offsets stay in registers. */
-      const int c0 = cfg::dq_slices == 1 ? 0 : (warp / cfg::q_mtiles) * cfg::dq_cols;
-      float dq[DQ_TILES][4];
+      /* dQ partial [16 queries x dq_cols] per warp: query rows 16 mq.., the columns
+       * of slice warp / q_mtiles. The A address of dS (rows 16 mq..) is the lane's
+       * once: a 16-key step adds a whole number of 8-row swizzle periods. */
+      const int mq = warp % cfg::q_mtiles, slice = warp / cfg::q_mtiles;
+      const uint32_t ds_lane = ldsm_ds.at(s_ds, 0, mq);
+      auto dq_step = [&](auto slice_c) {
+        enum { C0 = decltype(slice_c)::value * cfg::dq_cols };
+        float dq[DQ_TILES][4];
 #pragma unroll
-      for (int n = 0; n < DQ_TILES; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
+        for (int n = 0; n < DQ_TILES; ++n) dq[n][0] = dq[n][1] = dq[n][2] = dq[n][3] = 0.0f;
 #pragma unroll
-      for (int kk = 0; kk < K_STEPS; ++kk) {
-        uint32_t a[4]; /* A = dS: queries 16mq..+15, keys 16kk..+15, from dS^T (.trans) */
-        pa_ldmatrix_x4_trans(a, ldsm_ds.at(s_ds, 16 * kk, mq));
+        for (int kk = 0; kk < K_STEPS; ++kk) {
+          uint32_t a[4]; /* A = dS: queries 16mq..+15, keys 16kk..+15, from dS^T (.trans) */
+          pa_ldmatrix_x4_trans(a, ds_lane + (uint32_t)(16 * kk * BQ * 2));
 #pragma unroll
-        for (int dd = 0; dd < DQ_TILES / 2; ++dd) {
-          uint32_t b[4]; /* B (.trans): keys 16kk..+15, dims c0 + 16dd..+15 */
-          pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_k, 16 * kk, dd) + (uint32_t)(2 * c0));
-          pa_mma_16816<T>(dq[2 * dd], a, b[0], b[1]);
-          pa_mma_16816<T>(dq[2 * dd + 1], a, b[2], b[3]);
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int64_t i = i0 + 16 * mq + g8 + 8 * r;
-        if (i >= c.seq.len_q) continue;
-        float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
-#pragma unroll
-        for (int n = 0; n < DQ_TILES; ++n)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            const int col = c0 + 8 * n + 2 * t + e;
-            if (col < p.head_dim) atomicAdd(dst + col, dq[n][2 * r + e]);
+          for (int dd = 0; dd < DQ_TILES / 2; ++dd) {
+            uint32_t b[4]; /* B (.trans): keys 16kk..+15, dims C0 + 16dd..+15 */
+            pa_ldmatrix_x4_trans(b, ldsm_rows.at(s_k, 16 * kk, C0 / 16 + dd));
+            pa_mma_16816<T>(dq[2 * dd], a, b[0], b[1]);
+            pa_mma_16816<T>(dq[2 * dd + 1], a, b[2], b[3]);
           }
+        }
+        const bool pairs = (p.head_dim & 1) == 0; /* rows 8-byte aligned: vector adds */
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int64_t i = i0 + 16 * mq + g8 + 8 * r;
+          if (i >= c.seq.len_q) continue;
+          float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
+#pragma unroll
+          for (int n = 0; n < DQ_TILES; ++n) {
+            const int col = C0 + 8 * n + 2 * t;
+            if (pairs) {
+              if (col < p.head_dim) pa_red_add2(dst + col, dq[n][2 * r], dq[n][2 * r + 1]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < 2; ++e)
+                if (col + e < p.head_dim) atomicAdd(dst + col + e, dq[n][2 * r + e]);
+            }
+          }
+        }
+      };
+      if (slice == 0) dq_step(pa_int_c<0>());
+      if constexpr (cfg::dq_slices > 1)
+        if (slice == 1) dq_step(pa_int_c<1>());
+      if constexpr (cfg::dq_slices > 2) {
+        if (slice == 2) dq_step(pa_int_c<2>());
+        if (slice == 3) dq_step(pa_int_c<3>());
       }
     }
     x = next;
@@ -429,8 +487,37 @@ int pa_bwd_bucket(const pa_problem *p) {
   return d <= 64 ? 64 : d <= 128 ? 128 : 0;
 }
 
+/* POLYATTN_CUDA_BWD_VARIANT (ampere_bwd_tune.cuh): read once per process; an
+ * unknown name runs the default (the library never prints). */
+int pa_bwd_variant() {
+  static const int v = [] {
+    static const char *const names[PA_BWD_VARIANT_COUNT] = {"w8", "w4", "w8q", "b2"};
+    const char *env = getenv("POLYATTN_CUDA_BWD_VARIANT");
+    if (env)
+      for (int i = 0; i < PA_BWD_VARIANT_COUNT; ++i)
+        if (!strcmp(env, names[i])) return i;
+    return (int)PA_BWD_VARIANT_DEFAULT;
+  }();
+  return v;
+}
+
+/* f(pa_int_c<V>()) for the process's variant. */
+template <typename F>
+auto pa_bwd_with_variant(F &&f) -> decltype(f(pa_int_c<0>())) {
+  switch (pa_bwd_variant()) {
+  case PA_BWD_W4: return f(pa_int_c<PA_BWD_W4>());
+  case PA_BWD_W8Q: return f(pa_int_c<PA_BWD_W8Q>());
+  case PA_BWD_B2: return f(pa_int_c<PA_BWD_B2>());
+  }
+  return f(pa_int_c<PA_BWD_W8>());
+}
+
 int pa_bwd_smem(int bucket) {
-  return bucket == 64 ? pa_ampere_bwd_cfg<64>::smem_bytes : pa_ampere_bwd_cfg<128>::smem_bytes;
+  return pa_bwd_with_variant([&](auto v) -> int {
+    enum { V = decltype(v)::value };
+    return bucket == 64 ? pa_ampere_bwd_cfg<64, V>::smem_bytes
+                        : pa_ampere_bwd_cfg<128, V>::smem_bytes;
+  });
 }
 
 size_t pa_align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -445,17 +532,17 @@ size_t pa_bwd_tail_bytes(const pa_problem *p, const pa_cuda_device *dev) {
   return (size_t)stat_rows(p) * (size_t)p->heads_q * (size_t)p->head_dim * sizeof(float);
 }
 
-template <typename T, int D>
+template <typename T, int D, int V>
 cudaError_t pa_bwd_launch_main(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
-  typedef pa_ampere_bwd_cfg<D> cfg;
-  const void *fn = (const void *)pa_ampere_bwd_kernel<T, D>;
+  typedef pa_ampere_bwd_cfg<D, V> cfg;
+  const void *fn = (const void *)pa_ampere_bwd_kernel<T, D, V>;
   /* Not a stream operation: allowed while the stream is being captured. */
   cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        cfg::smem_bytes);
   if (e != cudaSuccess) return e;
   const dim3 grid((unsigned)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k),
                   (unsigned)p->heads_kv, (unsigned)p->batch);
-  pa_ampere_bwd_kernel<T, D><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws);
+  pa_ampere_bwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws);
   return cudaGetLastError();
 }
 
@@ -530,12 +617,14 @@ cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *d
   if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
     const int bucket = pa_bwd_bucket(p);
     const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
-    if (bucket == 64)
-      e = bf16 ? pa_bwd_launch_main<__nv_bfloat16, 64>(p, ws, stream)
-               : pa_bwd_launch_main<__half, 64>(p, ws, stream);
-    else
-      e = bf16 ? pa_bwd_launch_main<__nv_bfloat16, 128>(p, ws, stream)
-               : pa_bwd_launch_main<__half, 128>(p, ws, stream);
+    e = pa_bwd_with_variant([&](auto v) {
+      enum { V = decltype(v)::value };
+      if (bucket == 64)
+        return bf16 ? pa_bwd_launch_main<__nv_bfloat16, 64, V>(p, ws, stream)
+                    : pa_bwd_launch_main<__half, 64, V>(p, ws, stream);
+      return bf16 ? pa_bwd_launch_main<__nv_bfloat16, 128, V>(p, ws, stream)
+                  : pa_bwd_launch_main<__half, 128, V>(p, ws, stream);
+    });
     if (e != cudaSuccess) return e;
   }
   if (!has_q) return cudaSuccess;
