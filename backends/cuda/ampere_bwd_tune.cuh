@@ -10,6 +10,8 @@
  *   sub_q      query columns of S^T, dP^T (fp32 accumulators) at a time: 32 at hd128
  *              keeps dK + dV (128 registers) + S^T + dP^T (32) without spills.
  *   min_blocks __launch_bounds__ occupancy hint.
+ *   one_barrier 1: one barrier per query tile, the dS^T tile double-buffered (the
+ *              kernel's comment says why that is safe); 0: two barriers, one dS^T.
  * mma per warp and (query tile, key block): S^T and dP^T 2 (D/16) (block_q/8), dV and
  * dK 2 (block_q/16) (D/8), dQ (block_k/16) (D/8) / slices. Every warp reads the
  * whole Q and dO tile twice (as B of S^T, dP^T and, transposed, of dV, dK); the dQ
@@ -18,7 +20,9 @@
  * Variants (POLYATTN_CUDA_BWD_VARIANT, read once per process):
  *   w8     8 warps x 16 keys = 128-key blocks, 64-row query tiles (the default)
  *   w4     the third session's rows: 4 warps, 64-key blocks, 32 / 64-row query tiles
- *   w8q    8 warps, the other query tile: 128 rows at hd64, 32 at hd128 */
+ *   w8q    8 warps, the other query tile: 128 rows at hd64, 32 at hd128
+ *   b2     two blocks per SM (register cap 128 at hd64 with 8 warps; 4 warps at hd128)
+ *   w8s2   w8 with two barriers per tile and one dS^T buffer */
 #ifndef PA_CUDA_AMPERE_BWD_TUNE_CUH
 #define PA_CUDA_AMPERE_BWD_TUNE_CUH
 
@@ -29,25 +33,28 @@ enum pa_bwd_variant {
   PA_BWD_W4 = 1,
   PA_BWD_W8Q = 2,
   PA_BWD_B2 = 3,
-  PA_BWD_VARIANT_COUNT = 4,
+  PA_BWD_W8S2 = 4,
+  PA_BWD_VARIANT_COUNT = 5,
   PA_BWD_VARIANT_DEFAULT = PA_BWD_W8
 };
 
 template <int D, int V>
 struct pa_ampere_bwd_tune;
-#define PA_BWD_TUNE(D, V, W, BQ, SUBQ, MINB)                                              \
+#define PA_BWD_TUNE(D, V, W, BQ, SUBQ, MINB, ONEB)                                        \
   template <> struct pa_ampere_bwd_tune<D, V> {                                          \
-    enum { warps = W, block_q = BQ, sub_q = SUBQ, min_blocks = MINB };                   \
+    enum { warps = W, block_q = BQ, sub_q = SUBQ, min_blocks = MINB, one_barrier = ONEB }; \
   }
-/*          D    variant     warps  block_q  sub_q  min_blocks */
-PA_BWD_TUNE(64,  PA_BWD_W8,  8,     64,      64,    1);
-PA_BWD_TUNE(128, PA_BWD_W8,  8,     64,      32,    1);
-PA_BWD_TUNE(64,  PA_BWD_W4,  4,     64,      64,    2);
-PA_BWD_TUNE(128, PA_BWD_W4,  4,     32,      32,    2);
-PA_BWD_TUNE(64,  PA_BWD_W8Q, 8,     128,     64,    1);
-PA_BWD_TUNE(128, PA_BWD_W8Q, 8,     32,      32,    1);
-PA_BWD_TUNE(64,  PA_BWD_B2,  8,     64,      32,    2);
-PA_BWD_TUNE(128, PA_BWD_B2,  4,     64,      32,    2);
+/*          D    variant      warps  block_q  sub_q  min_blocks  one_barrier */
+PA_BWD_TUNE(64,  PA_BWD_W8,   8,     64,      64,    1,          1);
+PA_BWD_TUNE(128, PA_BWD_W8,   8,     64,      32,    1,          1);
+PA_BWD_TUNE(64,  PA_BWD_W4,   4,     64,      64,    2,          0);
+PA_BWD_TUNE(128, PA_BWD_W4,   4,     32,      32,    2,          0);
+PA_BWD_TUNE(64,  PA_BWD_W8Q,  8,     128,     64,    1,          1);
+PA_BWD_TUNE(128, PA_BWD_W8Q,  8,     32,      32,    1,          1);
+PA_BWD_TUNE(64,  PA_BWD_B2,   8,     64,      32,    2,          1);
+PA_BWD_TUNE(128, PA_BWD_B2,   4,     64,      32,    2,          1);
+PA_BWD_TUNE(64,  PA_BWD_W8S2, 8,     64,      64,    1,          0);
+PA_BWD_TUNE(128, PA_BWD_W8S2, 8,     64,      32,    1,          0);
 #undef PA_BWD_TUNE
 
 template <int D, int V>
@@ -60,6 +67,7 @@ struct pa_ampere_bwd_cfg {
     block_k = 16 * tune::warps, /* one 16-key mma M tile of dK, dV per warp */
     block_q = tune::block_q,
     sub_q = tune::sub_q, /* query columns of S^T .. dK at a time (live accumulators) */
+    one_barrier = tune::one_barrier, /* one barrier per tile, dS^T double-buffered */
     min_blocks = tune::min_blocks,
     /* dQ partial [block_q x D] of one query tile: warps split it into 16-row tiles
      * (q_mtiles of them) times column slices of dq_cols. */
@@ -74,7 +82,7 @@ struct pa_ampere_bwd_cfg {
   static constexpr int stat_bytes = 2 * block_q * 4;
   static constexpr int stage_bytes = 2 * q_bytes + stat_bytes;
   static constexpr int ds_bytes = block_k * block_q * 2;
-  static constexpr int smem_bytes = 2 * kv_bytes + 2 * stage_bytes + ds_bytes;
+  static constexpr int smem_bytes = 2 * kv_bytes + 2 * stage_bytes + (one_barrier ? 2 : 1) * ds_bytes;
 
   static_assert(D % 64 == 0, "buckets 64 and 128");
   static_assert(block_q % 32 == 0, "dS^T rows of block_q elements: a multiple of 4 chunks");

@@ -232,9 +232,9 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
   const uint32_t s_k = pa_smem_addr(pa_smem);
   const uint32_t s_v = s_k + cfg::kv_bytes;
   const uint32_t s_stage0 = s_v + cfg::kv_bytes; /* stage s: Q, dO, lse2[BQ], dsum[BQ] */
-  const uint32_t s_ds = s_stage0 + 2 * cfg::stage_bytes;
+  const uint32_t s_ds0 = s_stage0 + 2 * cfg::stage_bytes; /* one or two dS^T buffers */
   unsigned char *const stage0_ptr = pa_smem + 2 * cfg::kv_bytes;
-  unsigned char *const ds_ptr = stage0_ptr + 2 * cfg::stage_bytes;
+  unsigned char *const ds_ptr0 = stage0_ptr + 2 * cfg::stage_bytes;
 
   /* Prologue: K and V of the block (keys past len_k are zero), then the first tile. */
   {
@@ -283,9 +283,25 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
 
-  for (int stage = 0; x < X; stage ^= 1) {
+  /* Barriers. Two per tile (cfg::one_barrier = 0): at the top (tile x visible, every
+   * warp done with the other stage and dS) and before dQ (dS^T visible). One per
+   * tile (cfg::one_barrier = 1, dS^T double-buffered): the barrier before dQ also
+   * publishes the next tile, issued at the top of this one, and a warp done with its
+   * dQ goes on to the next tile's S^T while others still add theirs. Then, at the
+   * top of tile x: stage ^ 1 and its statistics were last read by tile x - 1's
+   * S^T .. dK, before tile x - 1's barrier; dS buffer `stage` by tile x - 2's dQ,
+   * also before that barrier. */
+  if constexpr (cfg::one_barrier) {
     pa_cp_async_wait<0>();
-    __syncthreads(); /* tile x (and K, V) visible; every warp is done with the other stage and dS */
+    __syncthreads(); /* K, V and the first tile visible */
+  }
+  for (int stage = 0; x < X; stage ^= 1) {
+    if constexpr (!cfg::one_barrier) {
+      pa_cp_async_wait<0>();
+      __syncthreads(); /* tile x (and K, V) visible; every warp is done with the other stage and dS */
+    }
+    const uint32_t s_ds = s_ds0 + (cfg::one_barrier ? stage * cfg::ds_bytes : 0);
+    unsigned char *const ds_ptr = ds_ptr0 + (cfg::one_barrier ? stage * cfg::ds_bytes : 0);
     const bool tile_partial = partial;
     const int next = pa_bwd_next_tile<BQ, BK>(p, c, x + 1, &partial);
     if (next < X) load_tile(next, stage ^ 1);
@@ -404,8 +420,12 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
       }
     } /* qs */
 
+    if constexpr (cfg::one_barrier) {
+      pa_cp_async_wait<0>();
+      __syncthreads(); /* dS^T of every warp and the next tile visible */
+    }
     if (ws.dq_acc) { /* uniform: the mode of the call */
-      __syncthreads(); /* dS^T of every warp visible */
+      if constexpr (!cfg::one_barrier) __syncthreads(); /* dS^T of every warp visible */
       /* dQ partial [16 queries x dq_cols] per warp: query rows 16 mq.., the columns
        * of slice warp / q_mtiles. The A address of dS (rows 16 mq..) is the lane's
        * once: a 16-key step adds a whole number of 8-row swizzle periods. */
@@ -491,7 +511,7 @@ int pa_bwd_bucket(const pa_problem *p) {
  * unknown name runs the default (the library never prints). */
 int pa_bwd_variant() {
   static const int v = [] {
-    static const char *const names[PA_BWD_VARIANT_COUNT] = {"w8", "w4", "w8q", "b2"};
+    static const char *const names[PA_BWD_VARIANT_COUNT] = {"w8", "w4", "w8q", "b2", "w8s2"};
     const char *env = getenv("POLYATTN_CUDA_BWD_VARIANT");
     if (env)
       for (int i = 0; i < PA_BWD_VARIANT_COUNT; ++i)
@@ -508,6 +528,7 @@ auto pa_bwd_with_variant(F &&f) -> decltype(f(pa_int_c<0>())) {
   case PA_BWD_W4: return f(pa_int_c<PA_BWD_W4>());
   case PA_BWD_W8Q: return f(pa_int_c<PA_BWD_W8Q>());
   case PA_BWD_B2: return f(pa_int_c<PA_BWD_B2>());
+  case PA_BWD_W8S2: return f(pa_int_c<PA_BWD_W8S2>());
   }
   return f(pa_int_c<PA_BWD_W8>());
 }
