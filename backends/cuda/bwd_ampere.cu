@@ -509,7 +509,7 @@ int pa_bwd_bucket(const pa_problem *p) {
 
 /* POLYATTN_CUDA_BWD_VARIANT (ampere_bwd_tune.cuh): read once per process; an
  * unknown name runs the default (the library never prints). */
-int pa_bwd_variant() {
+int pa_bwd_env_variant() {
   static const int v = [] {
     static const char *const names[PA_BWD_VARIANT_COUNT] = {"w8", "w4", "w8q", "b2", "w8s2"};
     const char *env = getenv("POLYATTN_CUDA_BWD_VARIANT");
@@ -521,10 +521,10 @@ int pa_bwd_variant() {
   return v;
 }
 
-/* f(pa_int_c<V>()) for the process's variant. */
+/* f(pa_int_c<V>()) for variant v. */
 template <typename F>
-auto pa_bwd_with_variant(F &&f) -> decltype(f(pa_int_c<0>())) {
-  switch (pa_bwd_variant()) {
+auto pa_bwd_with_variant(int v, F &&f) -> decltype(f(pa_int_c<0>())) {
+  switch (v) {
   case PA_BWD_W4: return f(pa_int_c<PA_BWD_W4>());
   case PA_BWD_W8Q: return f(pa_int_c<PA_BWD_W8Q>());
   case PA_BWD_B2: return f(pa_int_c<PA_BWD_B2>());
@@ -533,12 +533,20 @@ auto pa_bwd_with_variant(F &&f) -> decltype(f(pa_int_c<0>())) {
   return f(pa_int_c<PA_BWD_W8>());
 }
 
-int pa_bwd_smem(int bucket) {
-  return pa_bwd_with_variant([&](auto v) -> int {
-    enum { V = decltype(v)::value };
+int pa_bwd_smem(int bucket, int v) {
+  return pa_bwd_with_variant(v, [&](auto vc) -> int {
+    enum { V = decltype(vc)::value };
     return bucket == 64 ? pa_ampere_bwd_cfg<64, V>::smem_bytes
                         : pa_ampere_bwd_cfg<128, V>::smem_bytes;
   });
+}
+
+/* The variant a call runs: the process's (POLYATTN_CUDA_BWD_VARIANT or the default),
+ * or w4 where its shared memory does not fit the device (w8 at hd128 takes 161 KiB:
+ * sm_80 and sm_90 have it, sm_86 / sm_89 with 99 KiB run w4, 70 KiB). */
+int pa_bwd_pick(int bucket, const pa_cuda_device *dev) {
+  const int v = pa_bwd_env_variant();
+  return (size_t)pa_bwd_smem(bucket, v) <= dev->smem_optin ? v : (int)PA_BWD_W4;
 }
 
 size_t pa_align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -600,9 +608,10 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (const char *name = pa_bwd_misaligned(p))
     PA_NO("the Ampere backward needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  if ((size_t)pa_bwd_smem(bucket) > dev->smem_optin)
+  const int variant = pa_bwd_pick(bucket, dev);
+  if ((size_t)pa_bwd_smem(bucket, variant) > dev->smem_optin)
     PA_NO("the Ampere backward needs %d bytes of shared memory for head dim %d; the device "
-          "allows %zu", pa_bwd_smem(bucket), bucket, dev->smem_optin);
+          "allows %zu", pa_bwd_smem(bucket, variant), bucket, dev->smem_optin);
   if (p->deterministic) { /* dQ comes from the simple backward's dQ kernel */
     pa_error why = {{0}};
     if (!pa_cuda_simple_backward_supports(p, dev, &why))
@@ -638,7 +647,7 @@ cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *d
   if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
     const int bucket = pa_bwd_bucket(p);
     const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
-    e = pa_bwd_with_variant([&](auto v) {
+    e = pa_bwd_with_variant(pa_bwd_pick(bucket, dev), [&](auto v) {
       enum { V = decltype(v)::value };
       if (bucket == 64)
         return bf16 ? pa_bwd_launch_main<__nv_bfloat16, 64, V>(p, ws, stream)
