@@ -17,12 +17,16 @@
  * whole Q and dO tile twice (as B of S^T, dP^T and, transposed, of dV, dK); the dQ
  * atomics and the per-tile bookkeeping (next tile, loads, two barriers) are per
  * (query tile, key block), so they fall per FLOP as block_k grows (decision 61).
- * Variants (POLYATTN_CUDA_BWD_VARIANT, read once per process):
- *   w8     8 warps x 16 keys = 128-key blocks, 64-row query tiles (the default)
- *   w4     the third session's rows: 4 warps, 64-key blocks, 32 / 64-row query tiles
- *   w8q    8 warps, the other query tile: 128 rows at hd64, 32 at hd128
- *   b2     two blocks per SM (register cap 128 at hd64 with 8 warps; 4 warps at hd128)
- *   w8s2   w8 with two barriers per tile and one dS^T buffer */
+ * Variants (POLYATTN_CUDA_BWD_VARIANT, read once per process; bench/RESULTS.md, fourth
+ * session, has the H200 figures that chose them):
+ *   auto   the default: w8 at hd128; at hd64 w8q, or w8 under a causal mask or window
+ *          (128-row tiles straddle the diagonal twice as often)
+ *   w8     8 warps x 16 keys = 128-key blocks, 64-row query tiles
+ *   w8q    hd64: 8 warps, 128-row query tiles (no hd128 row: 32-row tiles measured
+ *          slower; hd128 runs w8)
+ *   w4     the third session's shape: 4 warps, 64-key blocks, 64 / 32-row query
+ *          tiles, two barriers; also what a device runs whose opt-in shared memory
+ *          does not hold the chosen row (w8 hd128 and w8q hd64 take ~161 KiB) */
 #ifndef PA_CUDA_AMPERE_BWD_TUNE_CUH
 #define PA_CUDA_AMPERE_BWD_TUNE_CUH
 
@@ -32,10 +36,9 @@ enum pa_bwd_variant {
   PA_BWD_W8 = 0,
   PA_BWD_W4 = 1,
   PA_BWD_W8Q = 2,
-  PA_BWD_B2 = 3,
-  PA_BWD_W8S2 = 4,
-  PA_BWD_VARIANT_COUNT = 5,
-  PA_BWD_VARIANT_DEFAULT = PA_BWD_W8
+  PA_BWD_AUTO = 3,
+  PA_BWD_VARIANT_COUNT = 4,
+  PA_BWD_VARIANT_DEFAULT = PA_BWD_AUTO
 };
 
 template <int D, int V>
@@ -47,14 +50,9 @@ struct pa_ampere_bwd_tune;
 /*          D    variant      warps  block_q  sub_q  min_blocks  one_barrier */
 PA_BWD_TUNE(64,  PA_BWD_W8,   8,     64,      64,    1,          1);
 PA_BWD_TUNE(128, PA_BWD_W8,   8,     64,      32,    1,          1);
+PA_BWD_TUNE(64,  PA_BWD_W8Q,  8,     128,     64,    1,          1);
 PA_BWD_TUNE(64,  PA_BWD_W4,   4,     64,      64,    2,          0);
 PA_BWD_TUNE(128, PA_BWD_W4,   4,     32,      32,    2,          0);
-PA_BWD_TUNE(64,  PA_BWD_W8Q,  8,     128,     64,    1,          1);
-PA_BWD_TUNE(128, PA_BWD_W8Q,  8,     32,      32,    1,          1);
-PA_BWD_TUNE(64,  PA_BWD_B2,   8,     64,      32,    2,          1);
-PA_BWD_TUNE(128, PA_BWD_B2,   4,     64,      32,    2,          1);
-PA_BWD_TUNE(64,  PA_BWD_W8S2, 8,     64,      64,    1,          0);
-PA_BWD_TUNE(128, PA_BWD_W8S2, 8,     64,      32,    1,          0);
 #undef PA_BWD_TUNE
 
 template <int D, int V>

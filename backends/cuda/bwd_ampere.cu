@@ -511,7 +511,7 @@ int pa_bwd_bucket(const pa_problem *p) {
  * unknown name runs the default (the library never prints). */
 int pa_bwd_env_variant() {
   static const int v = [] {
-    static const char *const names[PA_BWD_VARIANT_COUNT] = {"w8", "w4", "w8q", "b2", "w8s2"};
+    static const char *const names[PA_BWD_VARIANT_COUNT] = {"w8", "w4", "w8q", "auto"};
     const char *env = getenv("POLYATTN_CUDA_BWD_VARIANT");
     if (env)
       for (int i = 0; i < PA_BWD_VARIANT_COUNT; ++i)
@@ -521,31 +521,35 @@ int pa_bwd_env_variant() {
   return v;
 }
 
-/* f(pa_int_c<V>()) for variant v. */
+/* f(pa_int_c<D>(), pa_int_c<V>()) for the compiled row of (bucket, variant); a
+ * variant without a row for the bucket (w8q at hd128) runs w8. */
 template <typename F>
-auto pa_bwd_with_variant(int v, F &&f) -> decltype(f(pa_int_c<0>())) {
-  switch (v) {
-  case PA_BWD_W4: return f(pa_int_c<PA_BWD_W4>());
-  case PA_BWD_W8Q: return f(pa_int_c<PA_BWD_W8Q>());
-  case PA_BWD_B2: return f(pa_int_c<PA_BWD_B2>());
-  case PA_BWD_W8S2: return f(pa_int_c<PA_BWD_W8S2>());
+auto pa_bwd_with_row(int bucket, int v, F &&f) -> decltype(f(pa_int_c<64>(), pa_int_c<0>())) {
+  if (bucket == 64) {
+    if (v == PA_BWD_W4) return f(pa_int_c<64>(), pa_int_c<PA_BWD_W4>());
+    if (v == PA_BWD_W8Q) return f(pa_int_c<64>(), pa_int_c<PA_BWD_W8Q>());
+    return f(pa_int_c<64>(), pa_int_c<PA_BWD_W8>());
   }
-  return f(pa_int_c<PA_BWD_W8>());
+  if (v == PA_BWD_W4) return f(pa_int_c<128>(), pa_int_c<PA_BWD_W4>());
+  return f(pa_int_c<128>(), pa_int_c<PA_BWD_W8>());
 }
 
 int pa_bwd_smem(int bucket, int v) {
-  return pa_bwd_with_variant(v, [&](auto vc) -> int {
-    enum { V = decltype(vc)::value };
-    return bucket == 64 ? pa_ampere_bwd_cfg<64, V>::smem_bytes
-                        : pa_ampere_bwd_cfg<128, V>::smem_bytes;
+  return pa_bwd_with_row(bucket, v, [](auto d, auto vc) -> int {
+    return pa_ampere_bwd_cfg<decltype(d)::value, decltype(vc)::value>::smem_bytes;
   });
 }
 
-/* The variant a call runs: the process's (POLYATTN_CUDA_BWD_VARIANT or the default),
- * or w4 where its shared memory does not fit the device (w8 at hd128 takes 161 KiB:
- * sm_80 and sm_90 have it, sm_86 / sm_89 with 99 KiB run w4, 70 KiB). */
-int pa_bwd_pick(int bucket, const pa_cuda_device *dev) {
-  const int v = pa_bwd_env_variant();
+/* The variant a call runs: the process's (POLYATTN_CUDA_BWD_VARIANT, default auto:
+ * ampere_bwd_tune.cuh), or w4 where its shared memory does not fit the device (w8 at
+ * hd128 and w8q at hd64 take ~161 KiB: sm_80 and sm_90 have it; sm_86 / sm_89, with
+ * 99 KiB, run w4's 70 / 67 KiB). */
+int pa_bwd_pick(const pa_problem *p, int bucket, const pa_cuda_device *dev) {
+  int v = pa_bwd_env_variant();
+  if (v == PA_BWD_AUTO) {
+    const bool banded = p->window_left >= 0 || p->window_right >= 0; /* causal folded in */
+    v = bucket == 64 && !banded ? PA_BWD_W8Q : PA_BWD_W8;
+  }
   return (size_t)pa_bwd_smem(bucket, v) <= dev->smem_optin ? v : (int)PA_BWD_W4;
 }
 
@@ -608,7 +612,7 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (const char *name = pa_bwd_misaligned(p))
     PA_NO("the Ampere backward needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int variant = pa_bwd_pick(bucket, dev);
+  const int variant = pa_bwd_pick(p, bucket, dev);
   if ((size_t)pa_bwd_smem(bucket, variant) > dev->smem_optin)
     PA_NO("the Ampere backward needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", pa_bwd_smem(bucket, variant), bucket, dev->smem_optin);
@@ -647,13 +651,10 @@ cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *d
   if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
     const int bucket = pa_bwd_bucket(p);
     const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
-    e = pa_bwd_with_variant(pa_bwd_pick(bucket, dev), [&](auto v) {
-      enum { V = decltype(v)::value };
-      if (bucket == 64)
-        return bf16 ? pa_bwd_launch_main<__nv_bfloat16, 64, V>(p, ws, stream)
-                    : pa_bwd_launch_main<__half, 64, V>(p, ws, stream);
-      return bf16 ? pa_bwd_launch_main<__nv_bfloat16, 128, V>(p, ws, stream)
-                  : pa_bwd_launch_main<__half, 128, V>(p, ws, stream);
+    e = pa_bwd_with_row(bucket, pa_bwd_pick(p, bucket, dev), [&](auto d, auto v) {
+      enum { D = decltype(d)::value, V = decltype(v)::value };
+      return bf16 ? pa_bwd_launch_main<__nv_bfloat16, D, V>(p, ws, stream)
+                  : pa_bwd_launch_main<__half, D, V>(p, ws, stream);
     });
     if (e != cudaSuccess) return e;
   }
