@@ -9,12 +9,17 @@
  *            warp owns 16 keys and keeps their dK, dV [16 x D] in fp32 registers.
  *            For every query head of the GQA group and every query tile that the
  *            masks let reach the block (in a fixed order), with Q, dO of the tile in
- *            shared memory (two cp.async stages):
+ *            shared memory (two cp.async stages), sub_q query columns at a time:
  *              dP^T = V dO^T, S^T = K Q^T                          (per warp, 16 keys)
  *              P = exp(score(S) - LSE), dS = P o (dP - D) o dscore/ddot
+ *                (a lean path without per-element mask code where no mask, softcap
+ *                or ALiBi touches the tile)
  *              dV += P^T dO, dK += dS^T Q                          (registers)
- *              dS^T -> shared memory; dQ_tile = dS K; atomicAdd into the fp32 dQ
- *            then writes dK, dV once, in the dtype.
+ *              dS^T -> shared memory
+ *            then, after the tile's barrier, dQ_tile = dS K per (16 rows, column
+ *            slice) of each warp, added to the fp32 dQ (red.global.add.v2.f32 on
+ *            sm_90); finally dK, dV once, in the dtype. Tile shapes and the barrier
+ *            scheme: ampere_bwd_tune.cuh, docs/decisions.md 61.
  *   convert  dQ fp32 -> dtype (dS already carries the scale).
  * deterministic = 1: the main kernel skips dQ, and the simple backward's dQ kernel
  * (bwd_simple.cu, fp32, no atomics) computes it; see docs/decisions.md 43.
