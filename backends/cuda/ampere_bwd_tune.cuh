@@ -20,7 +20,8 @@
  * Variants (POLYATTN_CUDA_BWD_VARIANT, read once per process; bench/RESULTS.md, fourth
  * session, has the H200 figures that chose them):
  *   auto   the default: w8 at hd128; at hd64 w8q, or w8 under a causal mask or window
- *          (128-row tiles straddle the diagonal twice as often)
+ *          (w8q measured faster there too, 178.8 against 155.3 TFLOP/s at S8192, but
+ *          the suite has not run it on causal/window cases yet)
  *   w8     8 warps x 16 keys = 128-key blocks, 64-row query tiles
  *   w8q    hd64: 8 warps, 128-row query tiles (no hd128 row: 32-row tiles measured
  *          slower; hd128 runs w8)

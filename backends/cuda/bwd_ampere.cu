@@ -553,7 +553,7 @@ int pa_bwd_pick(const pa_problem *p, int bucket, const pa_cuda_device *dev) {
   int v = pa_bwd_env_variant();
   if (v == PA_BWD_AUTO) {
     const bool banded = p->window_left >= 0 || p->window_right >= 0; /* causal folded in */
-    v = bucket == 64 && !banded ? PA_BWD_W8Q : PA_BWD_W8;
+    v = bucket == 64 && !banded ? PA_BWD_W8Q : PA_BWD_W8; /* banded: see ampere_bwd_tune.cuh */
   }
   return (size_t)pa_bwd_smem(bucket, v) <= dev->smem_optin ? v : (int)PA_BWD_W4;
 }
