@@ -186,7 +186,8 @@ check_module() {
     grep -q "arch = sm_$arch" "$file" || die "cuobjdump found no sm_$arch SASS"
   done
   # kernel family, architecture, instruction it must use
-  local checks=("pa_volta_fwd_kernel 70 HMMA.884" "pa_ampere_fwd_kernel 80 HMMA.16816")
+  local checks=("pa_volta_fwd_kernel 70 HMMA.884" "pa_volta_bwd_kernel 70 HMMA.884"
+                "pa_ampere_fwd_kernel 80 HMMA.16816" "pa_ampere_bwd_kernel 80 HMMA.16816")
   local line family count
   for line in "${checks[@]}"; do
     read -r family arch insn <<<"$line"

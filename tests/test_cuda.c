@@ -319,15 +319,24 @@ Test(cuda, unsupported_is_refused, .timeout = 120) {
                              .seqlens_q = {17, 64}, .seqlens_k = {33, 64}};
   polyattn_context *ctx = cuda_context(NULL);
 
-  /* The backward has the simple and ampere kernels: forcing a forward-only kernel is
-   * refused, and so is ampere on f32. */
+  /* The backward has the simple, ampere and volta kernels: forcing a forward-only
+   * kernel is refused, and so are volta on bf16 and ampere on f32. */
   th_case c = th_case_resolve(&bw, POLYATTN_DTYPE_F16);
   th_run *r = th_run_create(ctx, &c, 1);
   cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
   cr_assert_eq(th_run_backward(r), POLYATTN_OK, "%s", th_run_message(r));
+  setenv("POLYATTN_CUDA_KERNEL", "decode", 1);
+  cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
+  cr_assert(strstr(th_run_message(r), "simple, ampere and volta"), "message: %s",
+            th_run_message(r));
+  unsetenv("POLYATTN_CUDA_KERNEL");
+  th_run_destroy(r);
+  c = th_case_resolve(&bw, POLYATTN_DTYPE_BF16);
+  r = th_run_create(ctx, &c, 1);
+  cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
   setenv("POLYATTN_CUDA_KERNEL", "volta", 1);
   cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
-  cr_assert(strstr(th_run_message(r), "simple and ampere"), "message: %s", th_run_message(r));
+  cr_assert(strstr(th_run_message(r), "fp16 only"), "message: %s", th_run_message(r));
   unsetenv("POLYATTN_CUDA_KERNEL");
   th_run_destroy(r);
   c = th_case_resolve(&bw, POLYATTN_DTYPE_F32);

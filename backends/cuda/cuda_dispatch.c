@@ -42,8 +42,9 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
 }
 
 /* The backward: the Ampere tensor-core kernel where it applies (f16/bf16, sm_80+,
- * head dims up to 128), else the simple fp32 kernel. POLYATTN_CUDA_KERNEL=simple or
- * =ampere forces one; naming a forward-only kernel makes the backward UNSUPPORTED. */
+ * head dims up to 128), on cc 7.x the Volta one (fp16, head dims up to 128), else
+ * the simple fp32 kernel. POLYATTN_CUDA_KERNEL=simple, =ampere or =volta forces one;
+ * naming a forward-only kernel makes the backward UNSUPPORTED. */
 static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
   const char *want = getenv("POLYATTN_CUDA_KERNEL");
   pa_error why = {{0}};
@@ -52,15 +53,19 @@ static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *d
       if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
     } else if (!strcmp(want, "ampere")) {
       if (pa_cuda_ampere_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_AMPERE;
+    } else if (!strcmp(want, "volta") || !strcmp(want, "sm70")) {
+      if (pa_cuda_volta_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_VOLTA;
     } else {
       snprintf(why.msg, sizeof why.msg,
-               "the CUDA backward has the simple and ampere kernels only");
+               "the CUDA backward has the simple, ampere and volta kernels only");
     }
     pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
     return PA_CUDA_KERNEL_NONE;
   }
   if (pa_cuda_ampere_backward_supports(p, dev, &why))
     return PA_CUDA_KERNEL_AMPERE; /* declining is not an error: fall back */
+  if (dev->cc_major == 7 && pa_cuda_volta_backward_supports(p, dev, &why))
+    return PA_CUDA_KERNEL_VOLTA;
   if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
   pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "no CUDA backward kernel runs this problem: %s", why.msg);
   return PA_CUDA_KERNEL_NONE;
@@ -106,9 +111,9 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
   const pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
   if (k != PA_CUDA_KERNEL_NONE && p->pass == PA_PASS_BACKWARD) {
-    *workspace_bytes = k == PA_CUDA_KERNEL_AMPERE
-                           ? pa_cuda_ampere_backward_workspace(p, &ctx->dev)
-                           : pa_cuda_simple_backward_workspace(p, &ctx->dev);
+    *workspace_bytes = k == PA_CUDA_KERNEL_AMPERE  ? pa_cuda_ampere_backward_workspace(p, &ctx->dev)
+                       : k == PA_CUDA_KERNEL_VOLTA ? pa_cuda_volta_backward_workspace(p, &ctx->dev)
+                                                   : pa_cuda_simple_backward_workspace(p, &ctx->dev);
     return POLYATTN_OK;
   }
   switch (k) {
@@ -156,8 +161,9 @@ polyattn_status pa_cuda_backward(void *bctx, const pa_problem *p,
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
   void *ws = workspace ? workspace->address : NULL;
-  e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_backward(p, &ctx->dev, ws, ctx->stream)
-                                 : pa_cuda_simple_backward(p, &ctx->dev, ws, ctx->stream);
+  e = k == PA_CUDA_KERNEL_AMPERE  ? pa_cuda_ampere_backward(p, &ctx->dev, ws, ctx->stream)
+      : k == PA_CUDA_KERNEL_VOLTA ? pa_cuda_volta_backward(p, &ctx->dev, ws, ctx->stream)
+                                  : pa_cuda_simple_backward(p, &ctx->dev, ws, ctx->stream);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) {
     char what[64];

@@ -79,6 +79,15 @@ size_t pa_cuda_ampere_backward_workspace(const pa_problem *p, const pa_cuda_devi
 cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream);
 
+/* bwd_volta.cu: the m8n8k4 backward, fp16 only, cc >= 7.0 (forced on newer GPUs),
+ * head dims up to 128, dense and BLOCK; the Ampere backward's workspace and dQ modes
+ * (bwd_common.cuh). */
+int pa_cuda_volta_backward_supports(const pa_problem *p, const pa_cuda_device *dev,
+                                    pa_error *err);
+size_t pa_cuda_volta_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_volta_backward(const pa_problem *p, const pa_cuda_device *dev,
+                                   void *workspace, cudaStream_t stream);
+
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
  * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode
  * forces one (then NONE if that one cannot run it). */

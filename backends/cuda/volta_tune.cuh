@@ -54,4 +54,33 @@ struct pa_volta_cfg {
   static_assert(smem_bytes <= 64 * 1024, "shared memory above Turing's 64 KiB per block");
 };
 
+/* The Volta backward (bwd_volta.cu): each of 4 warps owns 16 keys (block_k = 64)
+ * and keeps their dK, dV [16 x D] in fp32 registers; query tiles of 32 rows. Head
+ * dims up to 128 (dK and dV at 256 would need 256 accumulator registers). Shared
+ * memory, in halves: [K, V: block_k x ld][Q, dO: block_q x ld][P^T, dS^T per warp:
+ * 16 x ld_t][dS: block_q x ld_s], then lse2, dsum [block_q] floats: 63 KiB at
+ * D = 128, within Turing's 64 KiB. Not measured on a Volta GPU. */
+template <int D>
+struct pa_volta_bwd_cfg {
+  enum {
+    head_dim = D,
+    warps = 4,
+    threads = 32 * warps,
+    block_k = 16 * warps,
+    block_q = 32,
+    ld = D + PA_VOLTA_PAD,
+    ld_t = block_q + PA_VOLTA_PAD, /* P^T, dS^T [16 keys x block_q] */
+    ld_s = block_k + PA_VOLTA_PAD  /* dS [block_q x block_k], for dQ */
+  };
+  static constexpr int kv_elems = block_k * ld;
+  static constexpr int q_elems = block_q * ld;
+  static constexpr int t_elems = 16 * ld_t;
+  static constexpr int s_elems = block_q * ld_s;
+  static constexpr int smem_bytes =
+      2 * (2 * kv_elems + 2 * q_elems + 2 * warps * t_elems + s_elems) + 2 * 4 * block_q;
+
+  static_assert(D % 32 == 0, "dQ: each warp takes D / 2 columns in whole [16 x 16] tiles");
+  static_assert(smem_bytes <= 64 * 1024, "shared memory above Turing's 64 KiB per block");
+};
+
 #endif

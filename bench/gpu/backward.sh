@@ -22,6 +22,11 @@
 #             forced) and one hd128 case run 20 times (POLYATTN_TEST_REPEAT=20)
 #   sanitize  compute-sanitizer memcheck and racecheck on a reduced backward sweep
 #             with the Ampere kernel forced
+#   volta     the Volta backward (bwd_volta.cu, m8n8k4) forced on this GPU: the suite
+#             (bf16, f32 and hd > 128 cases SKIPPED with the reason), its determinism
+#             cases, a 20-run repeat, memcheck and racecheck on a reduced sweep, and
+#             one fp16 timing beside the Ampere kernel (emulated m8n8k4: says nothing
+#             of Volta speed)
 #   perf      polyattn run --backend cuda --backward --dtype bf16: B*S = 16384
 #             tokens, hidden 2048 (Hq = 2048 / D), D 64 / 128, S 2048 / 8192,
 #             causal and not; each also with the simple kernel at S = 2048 for the ratio
@@ -85,6 +90,31 @@ group_sanitize() {
   done
 }
 
+group_volta() {
+  local V=(env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=volta)
+  step suite-volta 300 "${V[@]}" test_backward --verbose --jobs 8
+  grep -c "dq ok" "$LOG/suite-volta.log" >"$LOG/suite-volta.ran" || true
+  step det-volta 200 "${V[@]}" test_backward --verbose --filter 'backward/deterministic' --jobs 4
+  step det-20-runs-volta 200 "${V[@]}" POLYATTN_TEST_CASES=bw_det_varlen POLYATTN_TEST_REPEAT=20 \
+    test_backward --verbose --filter 'backward/deterministic'
+  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1 || true)
+  if [ -n "$SAN" ]; then
+    local cases=bw_d40_dv72,bw_varlen_empty,bw_seqused_k,bw_block32x16,bw_mma_d64_block48x80,bw_mma_d128_softcap_alibi,bw_gqa_8_2
+    for tool in memcheck racecheck; do
+      step "$tool-backward-volta" 280 "${V[@]}" POLYATTN_TEST_CASES="$cases" \
+        "$SAN" --tool "$tool" --target-processes all --error-exitcode 99 --print-limit 20 \
+        test_backward --filter 'backward/sweep' --jobs 8
+    done
+  else
+    echo "compute-sanitizer: SKIPPED, not found on this machine" | tee -a "$SUMMARY"
+    FAILED=1
+  fi
+  for k in volta ampere; do
+    step "perf-f16-d128-s2048-$k" 120 env POLYATTN_CUDA_KERNEL=$k polyattn run --backend cuda \
+      --backward --dtype f16 --repeat 5 --batch 8 --heads 16 --dim 128 --seq 2048
+  done
+}
+
 group_perf() {
   for d in 64 128; do
     heads=$((2048 / d))
@@ -107,11 +137,11 @@ group_perf() {
 }
 
 GROUPS_TO_RUN=("$@")
-[ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(suite det sanitize perf)
+[ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(suite det sanitize volta perf)
 for g in "${GROUPS_TO_RUN[@]}"; do
   case $g in
-    suite | det | sanitize | perf) "group_$g" ;;
-    *) echo "backward.sh: unknown group '$g' (suite, det, sanitize, perf)"; exit 2 ;;
+    suite | det | sanitize | volta | perf) "group_$g" ;;
+    *) echo "backward.sh: unknown group '$g' (suite, det, sanitize, volta, perf)"; exit 2 ;;
   esac
 done
 

@@ -1,0 +1,149 @@
+/* What the tensor-core backward kernels (bwd_ampere.cu, bwd_volta.cu) share: the
+ * workspace's parts, a key block's context and its walk over the query tiles that
+ * may reach it, and the per-element P and dS. The prep and convert kernels that
+ * run before and after their main kernels are in bwd_common.cu.
+ *
+ * Both follow FlashAttention-2's backward: prep (D_i = rowsum(dO_i o O_i), the
+ * forward's LSE in log2 units, the fp32 dQ accumulator zeroed), a main kernel per
+ * block of keys (dK, dV in registers over the GQA group's query heads and tiles in
+ * a fixed order, dQ by fp32 atomics), convert (dQ to the dtype); deterministic = 1
+ * takes dQ from the simple backward's atomics-free kernel instead (decision 43). */
+#ifndef PA_CUDA_BWD_COMMON_CUH
+#define PA_CUDA_BWD_COMMON_CUH
+
+#include <math.h>
+
+#include "ampere_mma.cuh" /* pa_exp2 */
+#include "kernels.h"
+#include "mask.h"
+
+#define PA_BWD_LOG2E 1.4426950408889634f
+
+/* The workspace's parts (fp32). Row index r = (varlen ? q_start : b * seqlen_q) + i. */
+struct pa_bwd_ws {
+  float *lse2;   /* [Hq][rows]: LSE * log2(e), +inf for a row that kept nothing */
+  float *dsum;   /* [Hq][rows]: D_i */
+  float *dq_acc; /* [rows][Hq][head_dim]; NULL in deterministic mode */
+  int64_t rows;
+};
+
+/* Workspace: [lse2][dsum] then the dQ accumulator, or in deterministic mode the
+ * simple backward's dQ workspace (`tail`). Host side, bwd_common.cu. */
+size_t pa_bwd_workspace(const pa_problem *p, const pa_cuda_device *dev);
+pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail);
+/* prep before the main kernel; convert (or the deterministic dQ) after it. */
+cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream);
+cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const pa_bwd_ws &ws,
+                          void *tail, cudaStream_t stream);
+
+/* What a main kernel's block knows about its (key block, kv head, batch entry). */
+struct pa_bwd_block {
+  int b, hk, G;
+  pa_seq seq;
+  pa_mask mask;
+  int64_t row0; /* the entry's first row in the workspace's row index */
+  int j0;       /* first key of the block */
+  int rows_k;   /* key rows of the entry that get dK, dV (past seqused_k: zeros) */
+  int n_qt;     /* query tiles of the entry */
+  bool block_mask;
+};
+
+/* Fill c for keys [j0, ...) of (b, hk) with query tiles of BQ rows; false when j0 is
+ * past the entry's key rows (the block has nothing to write). */
+template <int BQ>
+__device__ __forceinline__ bool pa_bwd_block_init(pa_bwd_block &c, const pa_problem &p, int b,
+                                                  int hk, int j0) {
+  c.b = b;
+  c.hk = hk;
+  c.G = p.heads_q / p.heads_kv;
+  c.seq = pa_problem_seq(&p, b);
+  c.j0 = j0;
+  c.rows_k = p.seqlen_k;
+  if (p.varlen) {
+    const int32_t *ck = (const int32_t *)p.cu_seqlens_k.ptr;
+    c.rows_k = ck[(b + 1) * p.cu_seqlens_k.stride_s] - ck[b * p.cu_seqlens_k.stride_s];
+  }
+  if (c.j0 >= c.rows_k) return false;
+  c.mask = pa_problem_mask(&p, &c.seq);
+  c.row0 = p.varlen ? c.seq.q_start : (int64_t)b * p.seqlen_q;
+  c.n_qt = (c.seq.len_q + BQ - 1) / BQ;
+  c.block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
+  return true;
+}
+
+/* The next query tile x >= x0 (x = g * n_qt + qt: head hk * G + g, rows qt * BQ..)
+ * that may keep a key of the block [j0, j0 + BK), or G * n_qt. `partial`: some
+ * (row, key) pair of the tile falls in a 0 mask block, so per-element block masking
+ * is needed. The result is the same in every thread (no shared state). */
+template <int BQ, int BK>
+__device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bwd_block &c, int x0,
+                                                bool *partial) {
+  const int X = c.G * c.n_qt;
+  for (int x = x0; x < X; ++x) {
+    const int g = x / c.n_qt, qt = x % c.n_qt;
+    const int i0 = qt * BQ, i1 = min(i0 + BQ, c.seq.len_q);
+    int64_t lo, hi;
+    pa_mask_rows_range(&c.mask, i0, i1, &lo, &hi);
+    const int64_t jlo = max(lo, (int64_t)c.j0), jhi = min(hi, (int64_t)c.j0 + BK);
+    if (jlo >= jhi) continue;
+    *partial = false;
+    if (!c.block_mask) return x;
+    const int h = c.hk * c.G + g;
+    int any = 0, all = 1;
+    for (int qb = i0 / p.block_q; qb <= (i1 - 1) / p.block_q; ++qb)
+      for (int kb = (int)(jlo / p.block_k); kb <= (int)((jhi - 1) / p.block_k); ++kb) {
+        const int keep = pa_block_mask_keep(&p.block_mask, c.b, h, qb, kb);
+        any |= keep;
+        all &= keep;
+      }
+    if (any) {
+      *partial = !all;
+      return x;
+    }
+  }
+  return X;
+}
+
+/* Whether the query tile [i0, i0 + BQ) needs the per-element causal/window/length
+ * mask against the block's keys: some key lies outside some row's pa_mask_row_range. */
+template <int BQ, int BK>
+__device__ __forceinline__ bool pa_bwd_tile_range(const pa_bwd_block &c, int i0) {
+  int64_t lo_last, hi_first, u;
+  const int i_last = min(i0 + BQ, c.seq.len_q) - 1;
+  pa_mask_row_range(&c.mask, i_last, &lo_last, &u);
+  pa_mask_row_range(&c.mask, i0, &u, &hi_first);
+  return !(lo_last <= c.j0 && hi_first >= c.j0 + BK);
+}
+
+/* What the element loop of a query tile needs besides (i, j) and the products. */
+struct pa_bwd_tile {
+  int h;
+  float slope;
+  bool general;   /* softcap or ALiBi: the score goes through pa_score */
+  bool range;     /* pa_bwd_tile_range */
+  bool partial;   /* pa_bwd_next_tile's `partial`: per-element block masking */
+  float xscale;   /* scale * log2(e), the fast path's score in log2 units */
+};
+
+/* P_ij = exp(score(dot) - LSE_i) (0 where masked) and dS_ij = P_ij (dP_ij - D_i)
+ * dscore/ddot for query row i, key j of the sequence; `lse2` is the row's LSE in
+ * log2 units (+inf for padded or empty rows, so P = 0), `dsum` its D_i. The rules
+ * are common/mask.h's (pa_score, pa_score_ddot, pa_mask_keep, pa_block_mask_keep). */
+__device__ __forceinline__ void pa_bwd_p_ds(const pa_problem &p, const pa_bwd_block &c,
+                                            const pa_bwd_tile &t, int64_t i, int64_t j, float dot,
+                                            float dp, float lse2, float dsum, float *pr,
+                                            float *ds) {
+  const float xs = t.general
+                       ? pa_score(dot, p.scale, p.softcap, t.slope, &c.mask, i, j) * PA_BWD_LOG2E
+                       : dot * t.xscale;
+  bool keep = !t.range || pa_mask_keep(&c.mask, i, j);
+  if (t.partial && keep && i < c.seq.len_q)
+    keep = pa_block_mask_keep(&p.block_mask, c.b, t.h, (int32_t)(i / p.block_q),
+                              min((int32_t)(j / p.block_k), p.mask_kblocks - 1));
+  const float P = keep ? pa_exp2(xs - lse2) : 0.0f;
+  const float ddot = p.softcap > 0.0f ? pa_score_ddot(dot, p.scale, p.softcap) : p.scale;
+  *ds = P * (dp - dsum) * ddot;
+  *pr = P;
+}
+
+#endif
