@@ -1,7 +1,8 @@
 /* The Ampere backward kernel (sm_80+, also run on sm_90): FlashAttention-2's
  * backward for fp16 and bf16 with mma.sync m16n8k16, ldmatrix and cp.async.
  *
- * Three kernels per call (workspace from pa_cuda_ampere_backward_workspace):
+ * Three kernels per call (workspace, prep and convert from bwd_common.cuh / .cu,
+ * shared with the Volta backward; the query-tile walk too):
  *   prep     per query row and head: D_i = rowsum(dO_i o O_i) in fp32, the forward's
  *            LSE as lse2 = LSE * log2(e) (+inf for a row that kept nothing, so its
  *            P = exp2(x - lse2) is 0), and the fp32 dQ accumulator zeroed.
@@ -53,123 +54,13 @@
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
 #include "ampere_tile.cuh"
+#include "bwd_common.cuh"
 #include "convert.h"
 #include "kernels.h"
 #include "mask.h"
 #include "warp_reduce.cuh"
 
 namespace {
-
-/* The workspace's parts (fp32). Row index r = (varlen ? q_start : b * seqlen_q) + i. */
-struct pa_bwd_ws {
-  float *lse2;   /* [Hq][rows] */
-  float *dsum;   /* [Hq][rows] */
-  float *dq_acc; /* [rows][Hq][head_dim]; NULL in deterministic mode */
-  int64_t rows;
-};
-
-constexpr int kPrepWarps = 4;
-constexpr int kPrepRowsPerWarp = 4;
-constexpr int kPrepRows = kPrepWarps * kPrepRowsPerWarp;
-
-int64_t stat_rows(const pa_problem *p) {
-  return p->varlen ? p->total_q : (int64_t)p->batch * p->seqlen_q;
-}
-
-__device__ __forceinline__ int64_t first_row(const pa_problem &p, int b, const pa_seq &seq) {
-  return p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
-}
-
-/* prep: D_i, lse2, and (atomic mode) the dQ accumulator's rows zeroed. */
-__global__ void __launch_bounds__(kPrepWarps * 32)
-    pa_bwd_prep_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
-  const int h = blockIdx.y, b = blockIdx.z;
-  const pa_seq seq = pa_problem_seq(&p, b);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t row0 = first_row(p, b, seq);
-#pragma unroll 1
-  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
-    const int64_t i = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp + r;
-    if (i >= seq.len_q) break;
-    const int64_t at_do = pa_view_row(&p.dout, b, i, seq.q_start, h);
-    const int64_t at_o = pa_view_row(&p.o, b, i, seq.q_start, h);
-    float acc = 0.0f;
-    for (int d = lane; d < p.head_dim_v; d += 32)
-      acc = fmaf(pa_load_f32(p.dout.ptr, at_do + d, p.dtype), pa_load_f32(p.o.ptr, at_o + d, p.dtype),
-                 acc);
-    acc = pa_warp_sum(acc);
-    if (lane == 0) {
-      const float lse = ((const float *)p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)];
-      ws.dsum[h * ws.rows + row0 + i] = acc;
-      ws.lse2[h * ws.rows + row0 + i] = lse == -INFINITY ? INFINITY : lse * PA_LOG2E;
-    }
-    if (ws.dq_acc) {
-      float *dq = ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim;
-      for (int d = lane; d < p.head_dim; d += 32) dq[d] = 0.0f;
-    }
-  }
-}
-
-/* convert: dQ = the fp32 accumulator, in the dtype. */
-__global__ void __launch_bounds__(kPrepWarps * 32)
-    pa_bwd_convert_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
-  const int h = blockIdx.y, b = blockIdx.z;
-  const pa_seq seq = pa_problem_seq(&p, b);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t row0 = first_row(p, b, seq);
-#pragma unroll 1
-  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
-    const int64_t i = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp + r;
-    if (i >= seq.len_q) break;
-    const float *dq = ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim;
-    const int64_t at = pa_view_row(&p.dq, b, i, seq.q_start, h);
-    for (int d = lane; d < p.head_dim; d += 32) pa_store_f32(p.dq.ptr, at + d, p.dtype, dq[d]);
-  }
-}
-
-/* What the main kernel's block knows about its (key block, kv head, batch entry). */
-struct pa_bwd_block {
-  int b, hk, G;
-  pa_seq seq;
-  pa_mask mask;
-  int64_t row0;
-  int j0;      /* first key of the block */
-  int n_qt;    /* query tiles of the entry */
-  bool block_mask;
-};
-
-/* The next query tile x >= x0 (x = g * n_qt + qt: head hk * G + g, rows qt * BQ..)
- * that may keep a key of the block, or G * n_qt. `partial`: some (row, key) pair of
- * the tile falls in a 0 mask block, so per-element block masking is needed. The
- * result is the same in every thread (no shared state). */
-template <int BQ, int BK>
-__device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bwd_block &c, int x0,
-                                                bool *partial) {
-  const int X = c.G * c.n_qt;
-  for (int x = x0; x < X; ++x) {
-    const int g = x / c.n_qt, qt = x % c.n_qt;
-    const int i0 = qt * BQ, i1 = min(i0 + BQ, c.seq.len_q);
-    int64_t lo, hi;
-    pa_mask_rows_range(&c.mask, i0, i1, &lo, &hi);
-    const int64_t jlo = max(lo, (int64_t)c.j0), jhi = min(hi, (int64_t)c.j0 + BK);
-    if (jlo >= jhi) continue;
-    *partial = false;
-    if (!c.block_mask) return x;
-    const int h = c.hk * c.G + g;
-    int any = 0, all = 1;
-    for (int qb = i0 / p.block_q; qb <= (i1 - 1) / p.block_q; ++qb)
-      for (int kb = (int)(jlo / p.block_k); kb <= (int)((jhi - 1) / p.block_k); ++kb) {
-        const int keep = pa_block_mask_keep(&p.block_mask, c.b, h, qb, kb);
-        any |= keep;
-        all &= keep;
-      }
-    if (any) {
-      *partial = !all;
-      return x;
-    }
-  }
-  return X;
-}
 
 /* A compile-time int as a value (the dQ column slice of a warp). */
 template <int N>
@@ -224,8 +115,9 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
     rows_k = ck[(c.b + 1) * p.cu_seqlens_k.stride_s] - ck[c.b * p.cu_seqlens_k.stride_s];
   }
   if (c.j0 >= rows_k) return;
+  c.rows_k = rows_k;
   c.mask = pa_problem_mask(&p, &c.seq);
-  c.row0 = first_row(p, c.b, c.seq);
+  c.row0 = p.varlen ? c.seq.q_start : (int64_t)c.b * p.seqlen_q;
   c.n_qt = (c.seq.len_q + BQ - 1) / BQ;
   c.block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
   const int X = c.G * c.n_qt;
@@ -280,7 +172,7 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
   const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* Q, dO as B of S^T, dP^T */
   const pa_ldsm_lane<BQ, PA_LDSM_COL_PAIR> ldsm_ds(lane);  /* dS^T .trans as A of dQ */
   const bool general = p.softcap > 0.0f || p.alibi.buf;
-  const float xscale = p.scale * PA_LOG2E;
+  const float xscale = p.scale * PA_BWD_LOG2E;
 
   float dk[D_TILES][4], dv[D_TILES][4]; /* [16 keys x D] per warp, fp32 */
 #pragma unroll
@@ -372,7 +264,7 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
         const int ql = qs + 8 * n + 2 * t + (e & 1);
         const int64_t i = i0 + ql, j = c.j0 + wk + g8 + 8 * (e >> 1);
         const float dot = s[n][e];
-        const float xs = general ? pa_score(dot, p.scale, p.softcap, slope, &c.mask, i, j) * PA_LOG2E
+        const float xs = general ? pa_score(dot, p.scale, p.softcap, slope, &c.mask, i, j) * PA_BWD_LOG2E
                                  : dot * xscale;
         bool keep = !range || pa_mask_keep(&c.mask, i, j);
         if (tile_partial && keep && i < c.seq.len_q)
@@ -558,18 +450,6 @@ int pa_bwd_pick(const pa_problem *p, int bucket, const pa_cuda_device *dev) {
   return (size_t)pa_bwd_smem(bucket, v) <= dev->smem_optin ? v : (int)PA_BWD_W4;
 }
 
-size_t pa_align256(size_t n) { return (n + 255) & ~(size_t)255; }
-
-/* Workspace: [lse2][dsum] then the dQ accumulator, or in deterministic mode the
- * simple backward's dQ workspace. */
-size_t pa_bwd_stats_bytes(const pa_problem *p) {
-  return pa_align256((size_t)stat_rows(p) * (size_t)p->heads_q * sizeof(float));
-}
-size_t pa_bwd_tail_bytes(const pa_problem *p, const pa_cuda_device *dev) {
-  if (p->deterministic) return pa_cuda_simple_backward_workspace(p, dev);
-  return (size_t)stat_rows(p) * (size_t)p->heads_q * (size_t)p->head_dim * sizeof(float);
-}
-
 template <typename T, int D, int V>
 cudaError_t pa_bwd_launch_main(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   typedef pa_ampere_bwd_cfg<D, V> cfg;
@@ -631,28 +511,17 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
 }
 
 size_t pa_cuda_ampere_backward_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  return 2 * pa_bwd_stats_bytes(p) + pa_bwd_tail_bytes(p, dev);
+  return pa_bwd_workspace(p, dev);
 }
 
 cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream) {
   if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-  if (pa_cuda_ampere_backward_workspace(p, dev) > 0 && !workspace) return cudaErrorInvalidValue;
-  unsigned char *w = (unsigned char *)workspace;
-  pa_bwd_ws ws;
-  ws.rows = stat_rows(p);
-  ws.lse2 = (float *)w;
-  ws.dsum = (float *)(w + pa_bwd_stats_bytes(p));
-  void *tail = w + 2 * pa_bwd_stats_bytes(p);
-  ws.dq_acc = p->deterministic ? nullptr : (float *)tail;
-  const bool has_q = p->seqlen_q > 0 && p->total_q > 0;
-  cudaError_t e;
-  const dim3 row_grid((unsigned)((p->seqlen_q + kPrepRows - 1) / kPrepRows), (unsigned)p->heads_q,
-                      (unsigned)p->batch);
-  if (has_q) {
-    pa_bwd_prep_kernel<<<row_grid, kPrepWarps * 32, 0, stream>>>(*p, ws);
-    if ((e = cudaGetLastError()) != cudaSuccess) return e;
-  }
+  if (pa_bwd_workspace(p, dev) > 0 && !workspace) return cudaErrorInvalidValue;
+  void *tail = nullptr;
+  const pa_bwd_ws ws = pa_bwd_ws_carve(p, workspace, &tail);
+  cudaError_t e = pa_bwd_prep(p, ws, stream);
+  if (e != cudaSuccess) return e;
   if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
     const int bucket = pa_bwd_bucket(p);
     const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
@@ -663,8 +532,5 @@ cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *d
     });
     if (e != cudaSuccess) return e;
   }
-  if (!has_q) return cudaSuccess;
-  if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
-  pa_bwd_convert_kernel<<<row_grid, kPrepWarps * 32, 0, stream>>>(*p, ws);
-  return cudaGetLastError();
+  return pa_bwd_finish(p, dev, ws, tail, stream);
 }
