@@ -29,7 +29,12 @@
 #             of Volta speed)
 #   perf      polyattn run --backend cuda --backward --dtype bf16: B*S = 16384
 #             tokens, hidden 2048 (Hq = 2048 / D), D 64 / 128, S 2048 / 8192,
-#             causal and not; each also with the simple kernel at S = 2048 for the ratio
+#             causal and not; each also with the simple kernel at S = 2048 for the
+#             ratio, and the tensor-core kernel's rows (POLYATTN_CUDA_BWD_VARIANT
+#             w8, w8q, w4) at S = 8192
+#   quick     about a minute: the suite with the default choice, memcheck on two
+#             masked cases, the w8q row on the causal/window cases (what `auto`
+#             needs before it runs w8q under masks at hd64), one hd128 S8192 timing
 # Where one command may run 10 minutes at most, run the groups in separate commands
 # (e.g. "suite", then "det sanitize", then "perf").
 # Exit status: 0 only if every step passed. SUMMARY.txt lists them.
@@ -63,9 +68,14 @@ group_det() {
     test_backward --verbose --filter 'backward/deterministic'
 }
 
+# compute-sanitizer's path, or nothing.
+find_sanitizer() {
+  command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
+    /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1 || true
+}
+
 group_sanitize() {
-  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer \
-        /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1 || true)
+  SAN=$(find_sanitizer)
   # Varlen with empty entries, seqused_k, block masks with partial tiles, GQA,
   # softcap + ALiBi + windows, hd 40/72 (bucket 128), causal with empty rows.
   CASES=bw_d40_dv72,bw_varlen_empty,bw_seqused_k,bw_block32x16,bw_mma_d64_block48x80,bw_mma_d128_softcap_alibi,bw_mma_d128_varlen,bw_causal_sq,bw_gqa_8_2
@@ -97,7 +107,7 @@ group_volta() {
   step det-volta 200 "${V[@]}" test_backward --verbose --filter 'backward/deterministic' --jobs 4
   step det-20-runs-volta 200 "${V[@]}" POLYATTN_TEST_CASES=bw_det_varlen POLYATTN_TEST_REPEAT=20 \
     test_backward --verbose --filter 'backward/deterministic'
-  SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1 || true)
+  SAN=$(find_sanitizer)
   if [ -n "$SAN" ]; then
     local cases=bw_d40_dv72,bw_varlen_empty,bw_seqused_k,bw_block32x16,bw_mma_d64_block48x80,bw_mma_d128_softcap_alibi,bw_gqa_8_2
     for tool in memcheck racecheck; do
@@ -133,15 +143,44 @@ group_perf() {
       done
     done
   done
+  for d in 64 128; do
+    for v in w8 w8q w4; do
+      for causal in "" "--causal"; do
+        # shellcheck disable=SC2086
+        step "perf-d$d-s8192${causal:+-causal}-$v" 120 env POLYATTN_CUDA_BWD_VARIANT=$v \
+          polyattn run --backend cuda --backward --dtype bf16 --repeat 10 --no-check \
+          --batch 2 --heads $((2048 / d)) --dim $d --seq 8192 $causal
+      done
+    done
+  done
   grep -h "^=== perf\|backward" "$LOG"/perf-*.log >"$LOG/perf-summary.txt" 2>/dev/null || true
+}
+
+group_quick() {
+  step quick-suite 120 env POLYATTN_TEST_BACKENDS=cuda test_backward --verbose --jobs 12
+  SAN=$(find_sanitizer)
+  if [ -n "$SAN" ]; then
+    step quick-memcheck 120 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+      POLYATTN_TEST_CASES=bw_mma_d64_block48x80,bw_mma_d128_softcap_alibi \
+      "$SAN" --tool memcheck --target-processes all --error-exitcode 99 --print-limit 20 \
+      test_backward --filter 'backward/sweep' --jobs 4
+  else
+    echo "compute-sanitizer: SKIPPED, not found on this machine" | tee -a "$SUMMARY"
+    FAILED=1
+  fi
+  step quick-w8q-banded 90 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+    POLYATTN_CUDA_BWD_VARIANT=w8q POLYATTN_TEST_CASES=causal,window \
+    test_backward --verbose --filter 'backward/sweep' --jobs 12
+  step quick-perf-d128-s8192 60 polyattn run --backend cuda --backward --dtype bf16 --repeat 10 \
+    --no-check --batch 2 --heads 16 --dim 128 --seq 8192
 }
 
 GROUPS_TO_RUN=("$@")
 [ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(suite det sanitize volta perf)
 for g in "${GROUPS_TO_RUN[@]}"; do
   case $g in
-    suite | det | sanitize | volta | perf) "group_$g" ;;
-    *) echo "backward.sh: unknown group '$g' (suite, det, sanitize, volta, perf)"; exit 2 ;;
+    suite | det | sanitize | volta | perf | quick) "group_$g" ;;
+    *) echo "backward.sh: unknown group '$g' (suite, det, sanitize, volta, perf, quick)"; exit 2 ;;
   esac
 done
 
