@@ -28,6 +28,7 @@
 #define PA_CUDA_HOPPER_REAL 1
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <atomic>
@@ -68,6 +69,15 @@ struct pa_hopper_cfg {
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
 };
 
+/* The consumers' schedule (POLYATTN_CUDA_HOPPER_VARIANT, read on the host):
+ *   serial    each product waited for: S, softmax, P.V, one tile after the other;
+ *   pipe      FlashAttention-3's intra-warpgroup overlap: S of tile n + 1 and P.V of
+ *             tile n issued together, the softmax of n + 1 under that P.V;
+ *   pingpong  pipe, and the two consumer warpgroups take turns issuing their
+ *             products (named barriers 1 and 2), so that one's softmax runs while
+ *             the other's matrix work has the tensor cores. */
+enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
+
 /* Register budgets after setmaxnreg: 128 x 24 + 256 x 240 = 64512 <= 65536. */
 enum { PA_HOPPER_PRODUCER_REGS = 24, PA_HOPPER_CONSUMER_REGS = 240 };
 
@@ -104,7 +114,7 @@ __device__ __forceinline__ int pa_hopper_mask_next(const pa_problem &p, const pa
   return n_hi;
 }
 
-template <typename T, int D>
+template <typename T, int D, int SCHED>
 __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
     pa_hopper_fwd_kernel(const __grid_constant__ pa_hopper_args a) {
 #if PA_HOPPER_ARCH_OK
@@ -116,7 +126,9 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
     O_TILES = D / 8,    /* 8-dim chunks of the O accumulator */
     QK_STEPS = D / 16,  /* k16 steps of Q.K^T */
     PV_STEPS = BK / 16, /* k16 steps of P.V */
-    PANELS = cfg::panels
+    PANELS = cfg::panels,
+    PIPE = SCHED != PA_HOPPER_SERIAL,
+    PINGPONG = SCHED == PA_HOPPER_PINGPONG
   };
   const pa_problem &p = a.p;
   extern __shared__ __align__(1024) unsigned char pa_smem[];
@@ -196,51 +208,20 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
   pa_softmax_row sm[2] = {pa_softmax_start(), pa_softmax_start()};
   const uint32_t s_q_wg = s_q + cw * 64 * 128; /* this warpgroup's 64 rows in each Q panel */
 
-  pa_mbar_wait(b_q, 0);
-  bool partial = false;
-  int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
-  for (int i = 0; n < n_hi; ++i) {
-    const int stage = i & 1;
-    const uint32_t parity = (i >> 1) & 1;
-    const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes, s_v = s_k + cfg::kv_bytes;
-    const bool tile_partial = partial;
-    const int next = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
-
-    /* S = Q . K^T */
-    float s[S_TILES][4];
-    pa_mbar_wait(b_kfull(stage), parity);
+  auto issue_qk = [&](float (&sacc)[S_TILES][4], int stage) { /* S = Q . K^T, committed */
+    const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; ++kk) {
       const uint32_t off = (kk % 4) * 32; /* k16 step within the 128-byte row */
       const uint64_t da = pa_wgmma_desc(s_q_wg + (kk / 4) * cfg::q_panel + off, 16, 1024);
       const uint64_t db = pa_wgmma_desc(s_k + (kk / 4) * cfg::kv_panel + off, 16, 1024);
-      pa_wgmma_ss<T, BK>(s, da, db, kk > 0);
+      pa_wgmma_ss<T, BK>(sacc, da, db, kk > 0);
     }
     pa_wgmma_commit();
-    pa_wgmma_wait<0>();
-    pa_wgmma_fence_regs(s);
-
-    /* Scores and masks; softmax steps 1-3 of common/softmax.h; P to dtype. */
-    const int k0 = n * BK;
-    const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-    pa_frag_scores<S_TILES>(s, p, c, general, slope, range, tile_partial, k0,
-                            c.i0 + row0 + (lane >> 2), t);
-    float alpha[2];
-    pa_frag_softmax_update_max(sm, s, xscale, alpha);
-    pa_frag_softmax_rescale(sm, alpha, o);
-    pa_frag_softmax_accumulate(sm, s, xscale);
-    uint32_t pf[PV_STEPS][4]; /* A fragments: keys 16kk..+15 are S chunks 2kk and 2kk + 1 */
-#pragma unroll
-    for (int kk = 0; kk < PV_STEPS; ++kk) {
-      pf[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-      pf[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-      pf[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pf[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
-
-    /* O += P . V */
-    pa_mbar_wait(b_vfull(stage), parity);
+  };
+  auto issue_pv = [&](const uint32_t (&pf)[PV_STEPS][4], int stage) { /* O += P . V, committed */
+    const uint32_t s_v = s_kv + stage * 2 * cfg::kv_bytes + cfg::kv_bytes;
     pa_wgmma_fence_regs(o);
     pa_wgmma_fence();
 #pragma unroll
@@ -249,10 +230,130 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
       pa_wgmma_rs_tb<T, D>(o, pf[kk], db, 1);
     }
     pa_wgmma_commit();
+  };
+  /* Scores and masks, then softmax steps 1 and 3 of common/softmax.h (step 2 on l
+   * only: the caller rescales O by alpha when no P.V is in flight). */
+  auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2]) {
+    const int k0 = n * BK;
+    const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+    pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, tile_partial, k0,
+                            c.i0 + row0 + (lane >> 2), t);
+    pa_frag_softmax_update_max(sm, sacc, xscale, alpha);
+    pa_softmax_rescale(&sm[0], alpha[0]);
+    pa_softmax_rescale(&sm[1], alpha[1]);
+    pa_frag_softmax_accumulate(sm, sacc, xscale);
+  };
+  auto rescale_o = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d) {
+      o[d][0] *= alpha[0];
+      o[d][1] *= alpha[0];
+      o[d][2] *= alpha[1];
+      o[d][3] *= alpha[1];
+    }
+  };
+  /* P to dtype: the A fragment of keys 16kk..+15 is S chunks 2kk and 2kk + 1. */
+  auto pack_p = [&](const float (&sacc)[S_TILES][4], uint32_t (&pf)[PV_STEPS][4]) {
+#pragma unroll
+    for (int kk = 0; kk < PV_STEPS; ++kk) {
+      pf[kk][0] = pa_pack2<T>(sacc[2 * kk][0], sacc[2 * kk][1]);
+      pf[kk][1] = pa_pack2<T>(sacc[2 * kk][2], sacc[2 * kk][3]);
+      pf[kk][2] = pa_pack2<T>(sacc[2 * kk + 1][0], sacc[2 * kk + 1][1]);
+      pf[kk][3] = pa_pack2<T>(sacc[2 * kk + 1][2], sacc[2 * kk + 1][3]);
+    }
+  };
+
+  pa_mbar_wait(b_q, 0);
+  bool partial = false;
+  int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
+  if (!PIPE) {
+    /* One tile at a time: S, softmax, P.V, each waited for. */
+    for (int i = 0; n < n_hi; ++i) {
+      const int stage = i & 1;
+      const uint32_t parity = (i >> 1) & 1;
+      const bool tile_partial = partial;
+      const int next =
+          use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+      float s[S_TILES][4];
+      pa_mbar_wait(b_kfull(stage), parity);
+      issue_qk(s, stage);
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(s);
+      float alpha[2];
+      softmax(s, n, tile_partial, alpha);
+      rescale_o(alpha);
+      uint32_t pf[PV_STEPS][4];
+      pack_p(s, pf);
+      pa_mbar_wait(b_vfull(stage), parity);
+      issue_pv(pf, stage);
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(o);
+      pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
+      n = next;
+    }
+  } else if (n < n_hi) {
+    /* Software-pipelined (FlashAttention-3's intra-warpgroup overlap): S of tile
+     * i + 1 and O += P.V of tile i are issued together, and the softmax of i + 1
+     * runs while P.V of i is still on the tensor cores. O is rescaled by i + 1's
+     * alpha after that P.V has landed. */
+    float s[S_TILES][4];
+    uint32_t pf[PV_STEPS][4];
+    /* pingpong: warpgroup cw issues after a sync on barrier 1 + cw, then lets the
+     * other go (arrive on 2 - cw). Consumer 1 opens with an arrive so that consumer
+     * 0 goes first, and skips its last arrive, which no sync would match: both walk
+     * the same tiles, so the counts agree. */
+    auto my_turn = [&] {
+      if (PINGPONG) pa_named_sync(1 + cw, 256);
+    };
+    auto your_turn = [&](bool last) {
+      if (PINGPONG && !(last && cw == 1)) pa_named_arrive(2 - cw, 256);
+    };
+    if (PINGPONG && cw == 1) pa_named_arrive(1, 256);
+    pa_mbar_wait(b_kfull(0), 0);
+    my_turn();
+    issue_qk(s, 0);
+    your_turn(false);
+    pa_wgmma_wait<0>();
+    pa_wgmma_fence_regs(s);
+    {
+      float alpha[2];
+      softmax(s, n, partial, alpha);
+      rescale_o(alpha); /* O is 0: keeps the steps as written */
+      pack_p(s, pf);
+    }
+    n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+    int i = 1;
+    for (; n < n_hi; ++i) {
+      const int stage = i & 1, prev = stage ^ 1;
+      const uint32_t parity = (i >> 1) & 1, prev_parity = ((i - 1) >> 1) & 1;
+      const bool tile_partial = partial;
+      const int next =
+          use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+      pa_mbar_wait(b_kfull(stage), parity);
+      pa_mbar_wait(b_vfull(prev), prev_parity);
+      my_turn();
+      issue_qk(s, stage);
+      issue_pv(pf, prev);
+      your_turn(false);
+      pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
+      pa_wgmma_fence_regs(s);
+      float alpha[2];
+      softmax(s, n, tile_partial, alpha);
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(o);
+      pa_mbar_arrive(b_empty(prev));
+      rescale_o(alpha);
+      pack_p(s, pf);
+      n = next;
+    }
+    const int last = (i - 1) & 1;
+    pa_mbar_wait(b_vfull(last), ((i - 1) >> 1) & 1);
+    my_turn();
+    issue_pv(pf, last);
+    your_turn(true);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(o);
-    pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
-    n = next;
+    pa_mbar_arrive(b_empty(last));
   }
 
   /* Step 4: normalise; O straight from the accumulator (4-byte stores), LSE by t == 0. */
@@ -336,33 +437,57 @@ bool pa_hopper_maps(pa_hopper_args *a, const pa_problem *p) {
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D>
+template <typename T, int D, int SCHED>
 std::atomic<unsigned long long> &pa_hopper_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
 }
 
-template <typename T, int D>
+template <typename T, int D, int SCHED>
 cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
   typedef pa_hopper_cfg<D> cfg;
   pa_hopper_args args; /* passed by value: no host state kept */
   memset(&args, 0, sizeof args);
   args.p = *p;
   if (!pa_hopper_maps<D>(&args, p)) return cudaErrorInvalidValue;
-  const void *fn = (const void *)pa_hopper_fwd_kernel<T, D>;
+  const void *fn = (const void *)pa_hopper_fwd_kernel<T, D, SCHED>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_hopper_opted<T, D>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_hopper_opted<T, D, SCHED>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_hopper_opted<T, D>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_hopper_opted<T, D, SCHED>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_hopper_fwd_kernel<T, D><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
+  pa_hopper_fwd_kernel<T, D, SCHED><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
   return cudaGetLastError();
+}
+
+/* POLYATTN_CUDA_HOPPER_VARIANT=serial|pipe|pingpong (read once per process): the
+ * consumers' schedule (above). Unknown names run the default. */
+enum { PA_HOPPER_VARIANT_DEFAULT = PA_HOPPER_SERIAL };
+
+int pa_hopper_variant() {
+  static const int v = [] {
+    const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT");
+    if (env && !strcmp(env, "serial")) return (int)PA_HOPPER_SERIAL;
+    if (env && !strcmp(env, "pipe")) return (int)PA_HOPPER_PIPE;
+    if (env && !strcmp(env, "pingpong")) return (int)PA_HOPPER_PINGPONG;
+    return (int)PA_HOPPER_VARIANT_DEFAULT;
+  }();
+  return v;
+}
+
+template <typename T, int D>
+cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
+  switch (pa_hopper_variant()) {
+  case PA_HOPPER_PIPE: return pa_hopper_launch<T, D, PA_HOPPER_PIPE>(p, stream);
+  case PA_HOPPER_PINGPONG: return pa_hopper_launch<T, D, PA_HOPPER_PINGPONG>(p, stream);
+  default: return pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, stream);
+  }
 }
 
 const char *pa_misaligned_hopper(const pa_problem *p) {
@@ -420,8 +545,8 @@ cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *de
   (void)workspace;
   if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
   if (p->head_dim == 64)
-    return p->dtype == POLYATTN_DTYPE_BF16 ? pa_hopper_launch<__nv_bfloat16, 64>(p, stream)
-                                           : pa_hopper_launch<__half, 64>(p, stream);
-  return p->dtype == POLYATTN_DTYPE_BF16 ? pa_hopper_launch<__nv_bfloat16, 128>(p, stream)
-                                         : pa_hopper_launch<__half, 128>(p, stream);
+    return p->dtype == POLYATTN_DTYPE_BF16 ? pa_hopper_launch_variant<__nv_bfloat16, 64>(p, stream)
+                                           : pa_hopper_launch_variant<__half, 64>(p, stream);
+  return p->dtype == POLYATTN_DTYPE_BF16 ? pa_hopper_launch_variant<__nv_bfloat16, 128>(p, stream)
+                                         : pa_hopper_launch_variant<__half, 128>(p, stream);
 }

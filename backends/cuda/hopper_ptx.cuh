@@ -71,6 +71,14 @@ __device__ __forceinline__ void pa_mbar_wait(uint32_t bar, uint32_t parity) {
   } while (!done);
 }
 
+/* ---- named barriers (bar.sync / bar.arrive with a thread count; id 0 is __syncthreads) ---- */
+__device__ __forceinline__ void pa_named_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void pa_named_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
 /* ---- TMA: a 4-D box of a tensor map into shared memory, completing on `bar` ---- */
 __device__ __forceinline__ void pa_tma_load_4d(uint32_t dst, const void *tmap, uint32_t bar,
                                                int c0, int c1, int c2, int c3) {
