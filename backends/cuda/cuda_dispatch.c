@@ -7,10 +7,11 @@
 #include "cuda_internal.h"
 
 /* Whether cc 9.0 devices run the Hopper kernel by default (else only when forced
- * with POLYATTN_CUDA_KERNEL=hopper): on once it passed the full forward sweep on an
- * H200 (docs/decisions.md). */
+ * with POLYATTN_CUDA_KERNEL=hopper): on since it passed the forward sweep on the
+ * H200 with the kernel forced (docs/decisions.md 54, bench/RESULTS.md). Problems it
+ * declines fall back to the Ampere kernel. */
 #ifndef PA_CUDA_HOPPER_DEFAULT
-#  define PA_CUDA_HOPPER_DEFAULT 0
+#  define PA_CUDA_HOPPER_DEFAULT 1
 #endif
 
 static const char *kernel_name(pa_cuda_kernel k) {
