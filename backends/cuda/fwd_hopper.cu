@@ -515,6 +515,9 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (p->head_dim != p->head_dim_v || (p->head_dim != 64 && p->head_dim != 128))
     PA_NO("the Hopper kernel has head dims 64 and 128 (equal for q/k and v) only; this "
           "problem has %d and %d", p->head_dim, p->head_dim_v);
+  if ((p->varlen ? p->total_k : (int64_t)p->seqlen_k) <= 0)
+    PA_NO("the Hopper kernel needs at least one key row (with none, the Ampere kernel "
+          "writes the empty rows)");
   if (const char *name = pa_misaligned_hopper(p))
     PA_NO("the Hopper kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
