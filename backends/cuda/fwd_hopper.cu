@@ -51,7 +51,9 @@
 
 namespace {
 
-/* The shape of one instantiation (head dim D; 16-bit elements). */
+/* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
+ * hd64/hd128 tile (128 x 128, two stages) adapted to two consumer warpgroups; measured
+ * on the H200 in bench/RESULTS.md (fourth session), not tuned further yet. */
 template <int D>
 struct pa_hopper_cfg {
   enum {
@@ -77,6 +79,17 @@ struct pa_hopper_cfg {
  *             products (named barriers 1 and 2), so that one's softmax runs while
  *             the other's matrix work has the tensor cores. */
 enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
+
+/* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
+ * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
+enum {
+  PA_HOPPER_MBAR_Q_FULL = 0, /* Q landed (TMA transaction count) */
+  PA_HOPPER_MBAR_K_FULL = 1, /* x2: K of the stage landed */
+  PA_HOPPER_MBAR_V_FULL = 3, /* x2: V of the stage landed */
+  PA_HOPPER_MBAR_EMPTY = 5,  /* x2: all 256 consumer threads are done with the stage */
+  PA_HOPPER_MBARS = 7,
+  PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
+};
 
 /* Register budgets after setmaxnreg: 128 x 24 + 256 x 240 = 64512 <= 65536. */
 enum { PA_HOPPER_PRODUCER_REGS = 24, PA_HOPPER_CONSUMER_REGS = 240 };
@@ -132,13 +145,13 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
   };
   const pa_problem &p = a.p;
   extern __shared__ __align__(1024) unsigned char pa_smem[];
-  __shared__ __align__(8) uint64_t bars[7]; /* Q full; K full x2; V full x2; empty x2 */
+  __shared__ __align__(8) uint64_t bars[PA_HOPPER_MBARS];
   const uint32_t s_q = (pa_hsmem(pa_smem) + 1023u) & ~1023u;
   const uint32_t s_kv = s_q + cfg::q_bytes; /* stage s: K at + 2s kv_bytes, V after it */
-  const uint32_t b_q = pa_hsmem(&bars[0]);
-  auto b_kfull = [&](int s) { return pa_hsmem(&bars[1 + s]); };
-  auto b_vfull = [&](int s) { return pa_hsmem(&bars[3 + s]); };
-  auto b_empty = [&](int s) { return pa_hsmem(&bars[5 + s]); };
+  const uint32_t b_q = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_FULL]);
+  auto b_kfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_FULL + s]); };
+  auto b_vfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_V_FULL + s]); };
+  auto b_empty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_EMPTY + s]); };
 
   pa_block_ctx c;
   /* query blocks last-first: under a causal mask the later rows keep the most keys */
@@ -181,7 +194,8 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
         pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk, bcoord);
+          pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
+                         bcoord);
         pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
@@ -298,17 +312,17 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
      * alpha after that P.V has landed. */
     float s[S_TILES][4];
     uint32_t pf[PV_STEPS][4];
-    /* pingpong: warpgroup cw issues after a sync on barrier 1 + cw, then lets the
-     * other go (arrive on 2 - cw). Consumer 1 opens with an arrive so that consumer
+    /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
+     * other go (an arrive on the other's). Consumer 1 opens with an arrive so that consumer
      * 0 goes first, and skips its last arrive, which no sync would match: both walk
      * the same tiles, so the counts agree. */
     auto my_turn = [&] {
-      if (PINGPONG) pa_named_sync(1 + cw, 256);
+      if (PINGPONG) pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
     };
     auto your_turn = [&](bool last) {
-      if (PINGPONG && !(last && cw == 1)) pa_named_arrive(2 - cw, 256);
+      if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
     };
-    if (PINGPONG && cw == 1) pa_named_arrive(1, 256);
+    if (PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
     pa_mbar_wait(b_kfull(0), 0);
     my_turn();
     issue_qk(s, 0);
@@ -521,7 +535,8 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned_hopper(p))
     PA_NO("the Hopper kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = p->head_dim == 64 ? pa_hopper_cfg<64>::smem_bytes : pa_hopper_cfg<128>::smem_bytes;
+  const int smem =
+      p->head_dim == 64 ? pa_hopper_cfg<64>::smem_bytes : pa_hopper_cfg<128>::smem_bytes;
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
