@@ -6,12 +6,21 @@
 
 #include "cuda_internal.h"
 
+/* Whether cc 9.0 devices run the Hopper kernel by default (else only when forced
+ * with POLYATTN_CUDA_KERNEL=hopper): on since it passed the forward sweep on the
+ * H200 with the kernel forced (docs/decisions.md 54, bench/RESULTS.md). Problems it
+ * declines fall back to the Ampere kernel. */
+#ifndef PA_CUDA_HOPPER_DEFAULT
+#  define PA_CUDA_HOPPER_DEFAULT 1
+#endif
+
 static const char *kernel_name(pa_cuda_kernel k) {
   switch (k) {
   case PA_CUDA_KERNEL_SIMPLE: return "simple";
   case PA_CUDA_KERNEL_AMPERE: return "ampere";
   case PA_CUDA_KERNEL_VOLTA: return "volta";
   case PA_CUDA_KERNEL_DECODE: return "decode";
+  case PA_CUDA_KERNEL_HOPPER: return "hopper";
   default: return "none";
   }
 }
@@ -32,9 +41,12 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
     if (pa_cuda_volta_supports(p, dev, &why)) return PA_CUDA_KERNEL_VOLTA; /* any cc >= 7.0 */
   } else if (!strcmp(want, "decode")) {
     if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
+  } else if (!strcmp(want, "hopper")) {
+    if (pa_cuda_hopper_supports(p, dev, &why)) return PA_CUDA_KERNEL_HOPPER;
   } else {
     pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                 "POLYATTN_CUDA_KERNEL=%s is not one of simple, ampere, volta, decode", want);
+                 "POLYATTN_CUDA_KERNEL=%s is not one of simple, ampere, volta, decode, hopper",
+                 want);
     return PA_CUDA_KERNEL_NONE;
   }
   pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
@@ -92,6 +104,10 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
     pa_error why = {{0}}; /* decode-shaped (Sq <= 16, <= 64 rows per kv head): split-KV */
     if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
   }
+  if (PA_CUDA_HOPPER_DEFAULT && dev->cc_major == 9) {
+    pa_error why = {{0}}; /* the Hopper kernel declining is not an error: Ampere next */
+    if (pa_cuda_hopper_supports(p, dev, &why)) return PA_CUDA_KERNEL_HOPPER;
+  }
   if ((p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && dev->cc_major >= 8) {
     pa_error why = {{0}}; /* the Ampere kernel declining is not an error: fall back */
     if (pa_cuda_ampere_supports(p, dev, &why)) return PA_CUDA_KERNEL_AMPERE;
@@ -121,6 +137,7 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   case PA_CUDA_KERNEL_AMPERE: *workspace_bytes = pa_cuda_ampere_workspace(p, &ctx->dev); break;
   case PA_CUDA_KERNEL_DECODE: *workspace_bytes = pa_cuda_decode_workspace(p, &ctx->dev); break;
   case PA_CUDA_KERNEL_VOLTA: *workspace_bytes = pa_cuda_volta_workspace(p, &ctx->dev); break;
+  case PA_CUDA_KERNEL_HOPPER: *workspace_bytes = pa_cuda_hopper_workspace(p, &ctx->dev); break;
   default: return POLYATTN_ERR_UNSUPPORTED;
   }
   return POLYATTN_OK;
@@ -140,6 +157,8 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
     e = pa_cuda_decode_forward(p, &ctx->dev, ws, ctx->stream);
   else if (k == PA_CUDA_KERNEL_VOLTA)
     e = pa_cuda_volta_forward(p, &ctx->dev, ws, ctx->stream);
+  else if (k == PA_CUDA_KERNEL_HOPPER)
+    e = pa_cuda_hopper_forward(p, &ctx->dev, ws, ctx->stream);
   else
     e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_forward(p, &ctx->dev, ws, ctx->stream)
                                    : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);

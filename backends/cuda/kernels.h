@@ -22,7 +22,8 @@ typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_SIMPLE,  /* fp32 math on CUDA cores, any dtype, any arch (forward and backward) */
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
   PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
-  PA_CUDA_KERNEL_DECODE   /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows; mma.sync for f16/bf16 up to 16 rows, else fp32 */
+  PA_CUDA_KERNEL_DECODE,  /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows; mma.sync for f16/bf16 up to 16 rows, else fp32 */
+  PA_CUDA_KERNEL_HOPPER   /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128; sm_90a (cc 9.0) */
 } pa_cuda_kernel;
 
 /* What the kernels need to know about the device. */
@@ -50,6 +51,13 @@ cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *de
 int pa_cuda_decode_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 size_t pa_cuda_decode_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                   void *workspace, cudaStream_t stream);
+
+/* fwd_hopper.cu: fp16/bf16, head dims 64 and 128 (= head_dim_v), cc 9.0, compiled for
+ * sm_90a only when POLYATTN_CUDA_ARCHS holds 90 (else supports() says so). */
+int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
 
 /* fwd_volta.cu: fp16 only (m8n8k4 has no bf16 form), cc >= 7.0. */
@@ -89,7 +97,7 @@ cudaError_t pa_cuda_volta_backward(const pa_problem *p, const pa_cuda_device *de
                                    void *workspace, cudaStream_t stream);
 
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
- * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode
+ * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode|hopper
  * forces one (then NONE if that one cannot run it). */
 pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 
