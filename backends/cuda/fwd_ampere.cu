@@ -10,8 +10,9 @@
  *
  * Everything but the head dim and dtype is a run-time value: causal, windows,
  * softcap, ALiBi, GQA, varlen, seqused_k, block masks. Key tiles outside the rows'
- * mask range (pa_mask_rows_range) or whose covering mask blocks are all 0 are never
- * loaded; per-element masking runs only on tiles that need it.
+ * mask range (pa_mask_rows_range) are never loaded; under BLOCK sparsity the kernel
+ * visits only the tiles of a list built on the GPU before it (block_list.cuh), so
+ * its time falls with density. Per-element masking runs only on tiles that need it.
  *
  * Files: ampere_tune.cuh (the tuning table), ampere_tile.cuh (swizzled tiles,
  * cp.async loads), ampere_mma.cuh (PTX wrappers, fragment layouts),
@@ -25,6 +26,7 @@
 #include <atomic>
 
 #include "block_ctx.cuh"
+#include "block_list.cuh"
 #include "kernels.h"
 #include "mask.h"
 
@@ -110,7 +112,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
 
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D, V>::min_blocks)
-    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p) {
+    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p, const int32_t *block_list) {
 #if PA_AMPERE_ARCH_OK
   typedef pa_ampere_cfg<D, V> cfg;
   typedef pa_tile_layout<D> layout;
@@ -138,7 +140,9 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
   const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
   const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
   const float xscale = general ? 1.0f : p.scale * PA_LOG2E;
-  const bool use_block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
+  /* BLOCK: the key tiles to visit come from the list built before the kernel
+   * (block_list.cuh); NULL when there is no block mask. */
+  const bool use_block_mask = block_list != nullptr;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int t = lane & 3;
@@ -156,7 +160,10 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
                           (const T *)p.q.ptr, tid);
   pa_cp_async_commit();
   bool partial = false;
-  int n = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n_lo, n_hi, tid, &partial) : n_lo;
+  int32_t *list_s = (int32_t *)(pa_smem + cfg::list_offset);
+  int n = use_block_mask ? pa_block_walk_start<NT>(
+                               list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), tid, &partial)
+                         : n_lo;
   auto load_kv = [&](int tile, int stage) {
     /* The per-chunk offsets are loop-invariant; hoisted out of the key loop they
      * would hold ~4 registers per chunk for the whole loop. An opaque copy of tid
@@ -202,13 +209,18 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) sm[mt][0] = sm[mt][1] = pa_softmax_start();
 
-  for (int stage = 0; n < n_hi; stage ^= 1) {
+  /* it: the visit count; the K/V stage is it & 1, and the block walk's next list
+   * entry it + 1 (one register for both: the hd64 / hd128 rows are at 255). */
+  for (int it = 0; n < n_hi; ++it) {
+    const int stage = it & 1;
     if (JOINT) pa_cp_async_wait<0>();
     else pa_cp_async_wait<PENDING_V_OF_TILE>();
     __syncthreads(); /* K[n] (JOINT: and V[n]) visible; every warp is done with the other stage */
     const bool tile_partial = partial;
-    const int next = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n + 1, n_hi, tid, &partial)
-                                    : n + 1;
+    const int next = use_block_mask
+                         ? pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK),
+                                            it + 1, &partial)
+                         : n + 1;
     if (next < n_hi) load_kv(next, stage ^ 1);
 
     const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
@@ -437,8 +449,13 @@ std::atomic<unsigned long long> &pa_smem_opted() {
   return mask;
 }
 
+/* BLOCK sparsity with a mask: the kernel walks a key-tile list in the workspace. */
+bool pa_uses_block_list(const pa_problem *p) {
+  return p->sparsity == POLYATTN_SPARSITY_BLOCK && p->block_mask.buf;
+}
+
 template <typename T, int D, int V>
-cudaError_t pa_launch(const pa_problem *p, cudaStream_t stream) {
+cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream) {
   typedef pa_ampere_cfg<D, V> cfg;
   const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V>;
   int device = 0;
@@ -452,16 +469,23 @@ cudaError_t pa_launch(const pa_problem *p, cudaStream_t stream) {
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_ampere_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
+  int32_t *list = nullptr;
+  if (pa_uses_block_list(p)) {
+    if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
+    list = static_cast<int32_t *>(workspace);
+    e = pa_block_list_build<cfg::block_q, cfg::block_k>(p, list, stream);
+    if (e != cudaSuccess) return e;
+  }
+  pa_ampere_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, list);
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t pa_launch_bucket(const pa_problem *p, cudaStream_t stream) {
+cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t stream) {
   return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
-    else return pa_launch<T, I::d, I::v>(p, stream);
+    else return pa_launch<T, I::d, I::v>(p, workspace, stream);
   });
 }
 
@@ -498,16 +522,20 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 }
 
 size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  (void)p;
-  (void)dev;
-  return 0; /* no split-KV here */
+  (void)dev; /* no split-KV here; BLOCK's key-tile list for the kernel's tile shape */
+  if (!pa_uses_block_list(p)) return 0;
+  return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> size_t {
+    typedef decltype(inst) I;
+    if constexpr (I::d == 0) return 0;
+    else return pa_block_list_bytes(p, pa_ampere_cfg<I::d, I::v>::block_q,
+                                    pa_ampere_cfg<I::d, I::v>::block_k);
+  });
 }
 
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream) {
   (void)dev;
-  (void)workspace;
   if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-  if (p->dtype == POLYATTN_DTYPE_BF16) return pa_launch_bucket<__nv_bfloat16>(p, stream);
-  return pa_launch_bucket<__half>(p, stream);
+  if (p->dtype == POLYATTN_DTYPE_BF16) return pa_launch_bucket<__nv_bfloat16>(p, workspace, stream);
+  return pa_launch_bucket<__half>(p, workspace, stream);
 }
