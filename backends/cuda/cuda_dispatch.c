@@ -85,11 +85,8 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
     pa_cuda_auto_block_as_block(p, NULL, &r);
     return pa_cuda_pick_kernel(&r, dev, err);
   }
-  if (p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
-    pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                 "2:4 sparsity is not implemented by the CUDA backend yet (issue 5)");
-    return PA_CUDA_KERNEL_NONE;
-  }
+  /* NM_2_4 needs nothing here: the Ampere kernel (its SP24 variant) and the simple
+   * kernel run it, the decode and Volta kernels decline it. */
   const char *want = getenv("POLYATTN_CUDA_KERNEL");
   if (want && *want) return pick_forced(want, p, dev, err);
 

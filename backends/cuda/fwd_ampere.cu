@@ -32,6 +32,7 @@
 
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
+#include "ampere_sp24.cuh"
 #include "ampere_tile.cuh"
 #include "ampere_tune.cuh"
 
@@ -50,7 +51,14 @@ enum pa_pipe_pending {
  * ALiBi, in that order), then set masked entries to -inf. `range` applies the
  * causal/window/length mask (pa_mask_row_range bounds, precomputed per row), and
  * `block` the per-element block mask. */
-template <int NTILES>
+/* The key of S element (n-tile n, column 2t + x) of the tile at k0: natural order,
+ * or under 2:4 the COL_PAIR_24 order of ampere_sp24.cuh. */
+template <bool SP24>
+__device__ __forceinline__ int pa_frag_key(int k0, int n, int t, int x) {
+  return SP24 ? k0 + 16 * (n >> 1) + 4 * t + 2 * (n & 1) + x : k0 + n * 8 + 2 * t + x;
+}
+
+template <int NTILES, bool SP24>
 __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_problem &p,
                                                const pa_block_ctx &c, bool general, float slope,
                                                bool range, bool block, int k0, int row_g, int t) {
@@ -73,7 +81,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
     for (int n = 0; n < NTILES; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int j = k0 + n * 8 + 2 * t + (e & 1);
+        const int j = pa_frag_key<SP24>(k0, n, t, e & 1);
         s[n][e] = pa_score(s[n][e], p.scale, p.softcap, slope, &c.mask, row[e >> 1], j) * PA_LOG2E;
       }
   }
@@ -87,7 +95,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         /* pa_mask_keep(i, j) == (lo(i) <= j < hi(i)) */
-        const int r = e >> 1, j = k0 + n * 8 + 2 * t + (e & 1);
+        const int r = e >> 1, j = pa_frag_key<SP24>(k0, n, t, e & 1);
         s[n][e] = (j >= lo[r] && j < hi[r]) ? s[n][e] : -INFINITY;
       }
   }
@@ -101,7 +109,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
         for (int x = 0; x < 2; ++x) {
           /* keys past len_k in the last tile are -inf by the range pass already; the
            * clamp keeps their lookup inside the mask's mask_kblocks columns */
-          const int j = k0 + n * 8 + 2 * t + x;
+          const int j = pa_frag_key<SP24>(k0, n, t, x);
           const int kb = min(j / p.block_k, p.mask_kblocks - 1);
           if (!pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, kb))
             s[n][2 * r + x] = -INFINITY;
@@ -110,9 +118,14 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
   }
 }
 
-template <typename T, int D, int V>
+/* SP24: the NM_2_4 variant (ampere_sp24.cuh): K read in 2:4 group order, the two
+ * largest of each group of four kept (sp24_select = 0 keeps the first two: a timing
+ * variant that computes something else), softmax on the kept entries only, P.V on
+ * mma.sp m16n8k32. */
+template <typename T, int D, int V, bool SP24>
 __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D, V>::min_blocks)
-    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p, const int32_t *block_list) {
+    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p, const int32_t *block_list,
+                         int sp24_select) {
 #if PA_AMPERE_ARCH_OK
   typedef pa_ampere_cfg<D, V> cfg;
   typedef pa_tile_layout<D> layout;
@@ -125,8 +138,11 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
     O_TILES = D / 8,    /* n-tiles of O [16 x D] per M tile */
     QK_STEPS = D / 16,  /* mma K steps of Q.K^T */
     PV_STEPS = BK / 16, /* mma K steps of P.V */
+    /* A fragments of P per M tile: one per k16 step, or under 2:4 one per k32 step */
+    P_STEPS = SP24 ? BK / 32 : BK / 16,
     JOINT = cfg::kv_sync == PA_KV_JOINT
   };
+  static_assert(!SP24 || BK % 32 == 0, "2:4: whole mma.sp k32 steps per key tile");
   extern __shared__ __align__(128) unsigned char pa_smem[];
 
   pa_block_ctx c;
@@ -188,7 +204,7 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
   __syncthreads();
 
   const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* Q and V */
-  const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
+  const pa_ldsm_lane<D, SP24 ? PA_LDSM_COL_PAIR_24 : PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
   const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16; /* the warp's Q rows */
   enum { QF_M = cfg::q_in_regs ? MT : 1, QF_K = cfg::q_in_regs ? QK_STEPS : 1 };
   uint32_t q_frag[QF_M][QF_K][4]; /* Q A-fragments [16 x 16] per M tile and K step */
@@ -226,7 +242,8 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
     const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
     const uint32_t s_v = s_k + cfg::kv_tile_bytes;
     const int k0 = n * BK;
-    uint32_t p_frag[MT][PV_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
+    uint32_t p_frag[MT][P_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
+    uint32_t p_meta[MT][SP24 ? P_STEPS : 1]; /* 2:4: mma.sp metadata per k32 step */
     if (warp_active) {
       float s[MT][S_TILES][4]; /* S [16 rows x BK keys] per M tile */
       /* S = Q . K^T */
@@ -263,20 +280,31 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
       const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        pa_frag_scores<S_TILES>(s[mt], p, c, general, slope, range, tile_partial, k0,
-                                c.i0 + wrow + 16 * mt + (lane >> 2), t);
-        float alpha[2];
-        pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha);
-        pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
-        pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
-        /* P to dtype now, so only half the registers wait across the barrier: the A
-         * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
+        pa_frag_scores<S_TILES, SP24>(s[mt], p, c, general, slope, range, tile_partial, k0,
+                                      c.i0 + wrow + 16 * mt + (lane >> 2), t);
+        if constexpr (SP24) {
+          float kept[S_TILES / 2][4]; /* the kept pairs: S's fragment shape, half the n-tiles */
+          uint32_t nib[S_TILES / 2];
+          pa_sp24_select<S_TILES>(s[mt], kept, nib, sp24_select != 0);
+          float alpha[2];
+          pa_frag_softmax_update_max(sm[mt], kept, xscale, alpha);
+          pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
+          pa_frag_softmax_accumulate(sm[mt], kept, xscale);
+          pa_sp24_fragments<T, S_TILES / 2>(kept, nib, t, p_frag[mt], p_meta[mt]);
+        } else {
+          float alpha[2];
+          pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha);
+          pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
+          pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
+          /* P to dtype now, so only half the registers wait across the barrier: the A
+           * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
 #pragma unroll
-        for (int kk = 0; kk < PV_STEPS; ++kk) {
-          p_frag[mt][kk][0] = pa_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-          p_frag[mt][kk][1] = pa_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-          p_frag[mt][kk][2] = pa_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-          p_frag[mt][kk][3] = pa_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+          for (int kk = 0; kk < PV_STEPS; ++kk) {
+            p_frag[mt][kk][0] = pa_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+            p_frag[mt][kk][1] = pa_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+            p_frag[mt][kk][2] = pa_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+            p_frag[mt][kk][3] = pa_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+          }
         }
       }
     }
@@ -288,17 +316,37 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
     }
 
     if (warp_active) {
-      /* O += P . V */
+      if constexpr (SP24) {
+        /* O += P . V on the sparse tensor cores, 32 keys per mma.sp */
 #pragma unroll
-      for (int kk = 0; kk < PV_STEPS; ++kk) {
+        for (int q = 0; q < P_STEPS; ++q) {
 #pragma unroll
-        for (int dd = 0; dd < O_TILES / 2; ++dd) {
-          uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
-          pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+          for (int dd = 0; dd < O_TILES / 2; ++dd) {
+            uint32_t v0[4], v1[4]; /* V B-fragments (.trans): keys 32q..+15 and +16..+31 */
+            pa_ldmatrix_x4_trans(v0, ldsm_rows.at(s_v, 32 * q, dd));
+            pa_ldmatrix_x4_trans(v1, ldsm_rows.at(s_v, 32 * q + 16, dd));
+            const uint32_t b_lo[4] = {v0[0], v0[1], v1[0], v1[1]}; /* dims 16dd..+7 */
+            const uint32_t b_hi[4] = {v0[2], v0[3], v1[2], v1[3]}; /* dims 16dd+8..+15 */
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            pa_mma_16816<T>(o[mt][2 * dd], p_frag[mt][kk], bv[0], bv[1]);
-            pa_mma_16816<T>(o[mt][2 * dd + 1], p_frag[mt][kk], bv[2], bv[3]);
+            for (int mt = 0; mt < MT; ++mt) {
+              pa_mma_sp_16832<T>(o[mt][2 * dd], p_frag[mt][q], b_lo, p_meta[mt][q]);
+              pa_mma_sp_16832<T>(o[mt][2 * dd + 1], p_frag[mt][q], b_hi, p_meta[mt][q]);
+            }
+          }
+        }
+      } else {
+        /* O += P . V */
+#pragma unroll
+        for (int kk = 0; kk < PV_STEPS; ++kk) {
+#pragma unroll
+          for (int dd = 0; dd < O_TILES / 2; ++dd) {
+            uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
+            pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+              pa_mma_16816<T>(o[mt][2 * dd], p_frag[mt][kk], bv[0], bv[1]);
+              pa_mma_16816<T>(o[mt][2 * dd + 1], p_frag[mt][kk], bv[2], bv[3]);
+            }
           }
         }
       }
@@ -443,7 +491,7 @@ int pa_smem_bytes(int bucket, int variant, int banded) {
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D, int V>
+template <typename T, int D, int V, bool SP24>
 std::atomic<unsigned long long> &pa_smem_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
@@ -454,18 +502,29 @@ bool pa_uses_block_list(const pa_problem *p) {
   return p->sparsity == POLYATTN_SPARSITY_BLOCK && p->block_mask.buf;
 }
 
-template <typename T, int D, int V>
+/* POLYATTN_CUDA_SP24_SELECT=0: the 2:4 kernel keeps the first two keys of each group
+ * instead of the two largest (wrong results; for timing the selection's cost, bench/
+ * RESULTS.md). Read once per process. */
+int pa_sp24_select_on() {
+  static const int on = [] {
+    const char *env = getenv("POLYATTN_CUDA_SP24_SELECT");
+    return !(env && !strcmp(env, "0"));
+  }();
+  return on;
+}
+
+template <typename T, int D, int V, bool SP24>
 cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream) {
   typedef pa_ampere_cfg<D, V> cfg;
-  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V>;
+  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V, SP24>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_smem_opted<T, D, V>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_smem_opted<T, D, V, SP24>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_smem_opted<T, D, V>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_smem_opted<T, D, V, SP24>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
@@ -476,7 +535,8 @@ cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream)
     e = pa_block_list_build<cfg::block_q, cfg::block_k>(p, list, stream);
     if (e != cudaSuccess) return e;
   }
-  pa_ampere_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, list);
+  pa_ampere_fwd_kernel<T, D, V, SP24><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
+      *p, list, pa_sp24_select_on());
   return cudaGetLastError();
 }
 
@@ -485,7 +545,9 @@ cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t 
   return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
-    else return pa_launch<T, I::d, I::v>(p, workspace, stream);
+    else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4)
+      return pa_launch<T, I::d, I::v, true>(p, workspace, stream);
+    else return pa_launch<T, I::d, I::v, false>(p, workspace, stream);
   });
 }
 
@@ -504,7 +566,12 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
     if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
     return 0;                                                 \
   } while (0)
-  if (!pa_tiled_forward_supports(p, "Ampere", err)) return 0;
+  {
+    /* The shared rules, 2:4 aside: this kernel has the NM_2_4 variant (SP24). */
+    pa_problem shared = *p;
+    if (shared.sparsity == POLYATTN_SPARSITY_NM_2_4) shared.sparsity = POLYATTN_SPARSITY_NONE;
+    if (!pa_tiled_forward_supports(&shared, "Ampere", err)) return 0;
+  }
   if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
     PA_NO("the Ampere kernel takes fp16 or bf16 inputs only");
   if (dev->cc_major < 8)

@@ -37,10 +37,13 @@ static void run_usage(void) {
       "  --sparsity none|block|auto|2:4       (none)\n"
       "  --density X      block: fraction of blocks kept (0.25)\n"
       "  --threshold X    auto: softmax mass to keep (library default 0.95)\n"
+      "  --cutoff X       auto: run dense above this density (library default 0.3; 1: never)\n"
       "  --block N        block size of block/auto masks (64)\n"
       "  --clustered      inputs where each block of keys shares a topic with the\n"
       "                   queries at the same position, so attention is local and\n"
       "                   auto can find a sparse mask (default: i.i.d. normal)\n"
+      "  --structured     inputs with peaked attention: a few dominant directions over\n"
+      "                   random-length segments plus positional locality (setup.c)\n"
       "  --backward       also time and check the backward\n"
       "  --repeat N       timed runs (10)   --seed N (1)   --threads N (CPU workers)\n"
       "  --no-check       skip the oracle check\n"
@@ -101,6 +104,8 @@ static int parse_run(int argc, char **argv, run_options *o) {
       ok = arg_parse_float("--density", arg_value(&a), 0, 1, &c->density);
     } else if (arg_is(&a, "--threshold")) {
       ok = arg_parse_float("--threshold", arg_value(&a), 0, 1, &c->threshold);
+    } else if (arg_is(&a, "--cutoff")) {
+      ok = arg_parse_float("--cutoff", arg_value(&a), 0, 1, &c->cutoff);
     } else if (arg_is(&a, "--block")) {
       ok = arg_parse_i32("--block", arg_value(&a), 1, 1 << 16, &c->block);
     } else if (arg_is(&a, "--backward")) {
@@ -114,6 +119,8 @@ static int parse_run(int argc, char **argv, run_options *o) {
       ok = arg_parse_i32("--threads", arg_value(&a), 0, 4096, &c->threads);
     } else if (arg_is(&a, "--clustered")) {
       c->clustered = 1;
+    } else if (arg_is(&a, "--structured")) {
+      c->clustered = 2;
     } else if (arg_is(&a, "--no-check")) {
       o->check = 0;
     } else if (arg_is(&a, "--vs-dense")) {
