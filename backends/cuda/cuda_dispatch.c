@@ -67,11 +67,9 @@ static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *d
 }
 
 pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
-  if (p->pass == PA_PASS_BACKWARD) return pick_backward(p, dev, err);
-  if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
-      p->dtype != POLYATTN_DTYPE_BF16) {
-    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s is not supported by the CUDA backend",
-                 p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "(not f32, f16 or bf16)");
+  if (p->pass == PA_PASS_BACKWARD && p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+            "the backward of AUTO_BLOCK takes the mask the forward chose (block_mask_out) as BLOCK");
     return PA_CUDA_KERNEL_NONE;
   }
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
@@ -84,6 +82,13 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
     pa_problem r;
     pa_cuda_auto_block_as_block(p, NULL, &r);
     return pa_cuda_pick_kernel(&r, dev, err);
+  }
+  if (p->pass == PA_PASS_BACKWARD) return pick_backward(p, dev, err);
+  if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
+      p->dtype != POLYATTN_DTYPE_BF16) {
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s is not supported by the CUDA backend",
+                 p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "(not f32, f16 or bf16)");
+    return PA_CUDA_KERNEL_NONE;
   }
   /* NM_2_4 needs nothing here: the Ampere kernel (its SP24 variant) and the simple
    * kernel run it, the decode and Volta kernels decline it. */
