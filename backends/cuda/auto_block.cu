@@ -55,11 +55,22 @@ auto_layout make_layout(const pa_problem *p) {
   return L;
 }
 
-/* The choose kernel's shared memory: qbar[D], then per key block e (double), n
- * (int32), order (int32) and the kept byte. */
-size_t choose_smem(const pa_problem *p) {
-  return (size_t)p->head_dim * 8 + (size_t)p->mask_kblocks * (8 + 4 + 4 + 1);
+/* The choose kernel's shared memory: qbar[D]; per key block e (double: score, then
+ * mass), n (int32) and the kept byte; the candidates' sort keys (double) and
+ * indices (int32), padded to a power of two. */
+int sort_size(const pa_problem *p) {
+  int n = 1;
+  while (n < p->mask_kblocks) n <<= 1;
+  return n;
 }
+
+size_t choose_smem(const pa_problem *p) {
+  return (size_t)p->head_dim * 8 + (size_t)p->mask_kblocks * (8 + 4 + 1) + 7 +
+         (size_t)sort_size(p) * (8 + 4);
+}
+
+/* Above 48 KiB the kernel opts in; 96 KiB fits every sm_80+ part (sm_86/89: 99 KiB). */
+enum { CHOOSE_SMEM_MAX = 96 * 1024 };
 
 /* Grid: (mask_kblocks, heads_kv, batch); thread d of the block: dims d, d + blockDim... */
 __global__ void pool_k_kernel(const __grid_constant__ pa_problem p, double *kbar) {
@@ -93,10 +104,16 @@ __device__ double score_f64(double dot, double scale, double softcap, double slo
   return s;
 }
 
+/* Candidate a goes before b: larger mass, then lower key block (the CPU's qsort
+ * order, cand_cmp); non-candidates carry key -1 and padding -2, so they sort last. */
+__device__ __forceinline__ bool before(double ka, int ia, double kb, int ib) {
+  return ka > kb || (ka == kb && ia < ib);
+}
+
 /* Grid: (mask_qblocks, heads_q, batch), CHOOSE_THREADS threads. */
 __global__ void __launch_bounds__(CHOOSE_THREADS)
     choose_kernel(const __grid_constant__ pa_problem p, const double *kbar, uint8_t *mask,
-                  unsigned long long *counters) {
+                  unsigned long long *counters, int nsort) {
   extern __shared__ __align__(16) unsigned char smem[];
   const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
   const int nkb = p.mask_kblocks, D = p.head_dim, bk = p.block_k;
@@ -109,14 +126,19 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
   const int64_t len_k = m.len_k;
 
   double *qbar = (double *)smem;
-  double *e = qbar + D;
-  int *n = (int *)(e + nkb);
-  int *order = n + nkb;
-  uint8_t *row = (uint8_t *)(order + nkb);
+  double *e = qbar + D;          /* [nkb] score, then mass */
+  double *key = e + nkb;         /* [nsort] sort keys */
+  int *n = (int *)(key + nsort); /* [nkb] allowed keys */
+  int *idx = n + nkb;            /* [nsort] */
+  uint8_t *row = (uint8_t *)(idx + nsort);
   __shared__ double warp_max[CHOOSE_THREADS / 32];
+  __shared__ double mass_s, target_s;
+  __shared__ int n_cand;
 
+  /* the mean of the block's Q rows, each dim summed in row order */
   for (int d = tid; d < D; d += CHOOSE_THREADS) {
     double sum = 0.0;
+#pragma unroll 8
     for (int64_t r = i0; r < i1; ++r)
       sum = __dadd_rn(sum, (double)pa_load_f32(p.q.ptr, pa_view_row(&p.q, b, r, seq.q_start, h) + d,
                                                p.dtype));
@@ -136,6 +158,7 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
     row[kb] = 0;
     if (!n[kb]) continue;
     double dot = 0.0;
+#pragma unroll 8
     for (int d = 0; d < D; ++d) dot = __dadd_rn(dot, __dmul_rn(qbar[d], kb_base[(int64_t)d * nkb + kb]));
     e[kb] = score_f64(dot, (double)p.scale, (double)p.softcap, slope, &m, i0 + (i1 - i0 - 1) / 2,
                       a + (n[kb] - 1) / 2);
@@ -149,49 +172,85 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
   for (int w = 1; w < CHOOSE_THREADS / 32; ++w) max_e = fmax(max_e, warp_max[w]);
   if (max_e == -INFINITY) return; /* nothing allowed */
 
-  /* masses (in place of e), forced blocks */
+  /* masses (in place of e), forced blocks, the candidates' sort keys */
   int64_t d0 = pa_mask_diag(&m, i0), d1 = pa_mask_diag(&m, i1 - 1);
   d0 = d0 < 0 ? 0 : d0 >= len_k ? len_k - 1 : d0;
   d1 = d1 < 0 ? 0 : d1 >= len_k ? len_k - 1 : d1;
-  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
-    if (!n[kb]) continue;
-    e[kb] = __dmul_rn((double)n[kb], exp(__dsub_rn(e[kb], max_e)));
-    const int forced = kb == 0 || (kb >= d0 / bk && kb <= d1 / bk);
-    if (forced || p.block_threshold >= 1.0f) row[kb] = 1;
-  }
-  __syncthreads();
-  /* candidates' ranks: decreasing mass, then increasing kb (the CPU's qsort order) */
-  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
-    if (!n[kb] || row[kb]) continue;
-    int rank = 0;
-    for (int c = 0; c < nkb; ++c)
-      if (n[c] && !row[c] && (e[c] > e[kb] || (e[c] == e[kb] && c < kb))) ++rank;
-    order[rank] = kb;
+  for (int x = tid; x < nsort; x += CHOOSE_THREADS) {
+    key[x] = -2.0;
+    idx[x] = x;
+    if (x >= nkb || !n[x]) continue;
+    e[x] = __dmul_rn((double)n[x], exp(__dsub_rn(e[x], max_e)));
+    const int forced = x == 0 || (x >= d0 / bk && x <= d1 / bk);
+    if (forced || p.block_threshold >= 1.0f) row[x] = 1;
+    else key[x] = e[x];
   }
   __syncthreads();
 
+  /* thread 0: the total and the forced blocks' mass, in key-block order (the CPU's
+   * sums); meanwhile everyone sorts the candidates (decreasing mass, then kb) */
   if (tid == 0) {
     double total = 0.0, mass = 0.0;
-    int allowed = 0, kept = 0, nc = 0;
+#pragma unroll 4
     for (int kb = 0; kb < nkb; ++kb) {
       if (!n[kb]) continue;
-      ++allowed;
       total = __dadd_rn(total, e[kb]);
       if (row[kb]) mass = __dadd_rn(mass, e[kb]);
-      else ++nc;
     }
-    const double target = __dmul_rn((double)p.block_threshold, total);
-    for (int c = 0; c < nc && mass < target; ++c) {
-      row[order[c]] = 1;
-      mass = __dadd_rn(mass, e[order[c]]);
+    mass_s = mass;
+    target_s = __dmul_rn((double)p.block_threshold, total);
+  }
+  int cand = 0;
+  for (int x = tid; x < nkb; x += CHOOSE_THREADS) cand += key[x] >= 0.0;
+  for (int o = 16; o; o >>= 1) cand += __shfl_xor_sync(0xffffffffu, cand, o);
+  if (tid == 0) n_cand = 0;
+  __syncthreads();
+  if (tid % 32 == 0) atomicAdd(&n_cand, cand);
+  for (int k = 2; k <= nsort; k <<= 1) /* bitonic sort, `before` order */
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      __syncthreads();
+      for (int x = tid; x < nsort; x += CHOOSE_THREADS) {
+        const int l = x ^ j;
+        if (l <= x) continue;
+        const bool up = (x & k) == 0;
+        const bool swap = up ? before(key[l], idx[l], key[x], idx[x])
+                             : before(key[x], idx[x], key[l], idx[l]);
+        if (swap) {
+          const double tk = key[x];
+          key[x] = key[l];
+          key[l] = tk;
+          const int ti = idx[x];
+          idx[x] = idx[l];
+          idx[l] = ti;
+        }
+      }
     }
-    for (int kb = 0; kb < nkb; ++kb) kept += row[kb];
+  __syncthreads();
+
+  if (tid == 0) { /* candidates in order until the threshold (the CPU's loop) */
+    double mass = mass_s;
+    const double target = target_s;
+    for (int c = 0; c < n_cand && mass < target; ++c) {
+      row[idx[c]] = 1;
+      mass = __dadd_rn(mass, key[c]);
+    }
+  }
+  __syncthreads();
+  int allowed = 0, kept = 0;
+  uint8_t *dst = mask + (((int64_t)b * p.heads_q + h) * p.mask_qblocks + qb) * nkb;
+  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
+    dst[kb] = row[kb];
+    allowed += n[kb] != 0;
+    kept += row[kb];
+  }
+  for (int o = 16; o; o >>= 1) {
+    allowed += __shfl_xor_sync(0xffffffffu, allowed, o);
+    kept += __shfl_xor_sync(0xffffffffu, kept, o);
+  }
+  if (tid % 32 == 0) {
     atomicAdd(&counters[0], (unsigned long long)allowed);
     atomicAdd(&counters[1], (unsigned long long)kept);
   }
-  __syncthreads();
-  uint8_t *dst = mask + (((int64_t)b * p.heads_q + h) * p.mask_qblocks + qb) * nkb;
-  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) dst[kb] = row[kb];
 }
 
 /* One thread per mask byte: all ones when the density is above the cut-off; the
@@ -219,11 +278,12 @@ __global__ void settle_kernel(const __grid_constant__ pa_problem p, uint8_t *mas
 extern "C" {
 
 int pa_cuda_auto_block_supports(const pa_problem *p, pa_error *err) {
-  if (choose_smem(p) > 48 * 1024) {
+  if (choose_smem(p) > CHOOSE_SMEM_MAX) {
     if (err)
       snprintf(err->msg, sizeof err->msg,
-               "AUTO_BLOCK on CUDA takes at most %d key blocks (Sk / block_k); this problem has %d",
-               (int)((48 * 1024 - (size_t)p->head_dim * 8) / 17), p->mask_kblocks);
+               "AUTO_BLOCK on CUDA takes at most about %d key blocks (Sk / block_k); this "
+               "problem has %d",
+               (int)(CHOOSE_SMEM_MAX / 25), p->mask_kblocks);
     return 0;
   }
   return 1;
@@ -259,8 +319,15 @@ cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cud
   unsigned long long *counters = (unsigned long long *)(ws + L.counters);
   const int pool_threads = p->head_dim < POOL_MAX_THREADS ? p->head_dim : POOL_MAX_THREADS;
   pool_k_kernel<<<dim3(p->mask_kblocks, p->heads_kv, p->batch), pool_threads, 0, stream>>>(*p, kbar);
-  choose_kernel<<<dim3(p->mask_qblocks, p->heads_q, p->batch), CHOOSE_THREADS, choose_smem(p),
-                  stream>>>(*p, kbar, mask, counters);
+  const size_t smem = choose_smem(p);
+  if (smem > 48 * 1024) {
+    /* not a stream operation: allowed while the stream is being captured */
+    e = cudaFuncSetAttribute((const void *)choose_kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+  }
+  choose_kernel<<<dim3(p->mask_qblocks, p->heads_q, p->batch), CHOOSE_THREADS, smem, stream>>>(
+      *p, kbar, mask, counters, sort_size(p));
   const int64_t total = (int64_t)p->batch * p->heads_q * p->mask_qblocks * p->mask_kblocks;
   settle_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(*p, mask, counters, total);
   return cudaGetLastError();

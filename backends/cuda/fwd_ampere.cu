@@ -175,11 +175,12 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
   pa_tile_load<BQ, D, NT>(s_q, q_g, p.q.stride_s, c.seq.len_q - c.i0, p.head_dim,
                           (const T *)p.q.ptr, tid);
   pa_cp_async_commit();
-  bool partial = false;
+  /* BLOCK: the list entry's per-warp bits (block_list.cuh) of tile n; 0 when dense */
   int32_t *list_s = (int32_t *)(pa_smem + cfg::list_offset);
-  int n = use_block_mask ? pa_block_walk_start<NT>(
-                               list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), tid, &partial)
-                         : n_lo;
+  int bits = use_block_mask ? pa_block_walk_start<NT>(
+                                  list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), tid)
+                            : 0;
+  int n = use_block_mask ? pa_block_entry_tile(bits) : n_lo;
   auto load_kv = [&](int tile, int stage) {
     /* The per-chunk offsets are loop-invariant; hoisted out of the key loop they
      * would hold ~4 registers per chunk for the whole loop. An opaque copy of tid
@@ -232,11 +233,14 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
     if (JOINT) pa_cp_async_wait<0>();
     else pa_cp_async_wait<PENDING_V_OF_TILE>();
     __syncthreads(); /* K[n] (JOINT: and V[n]) visible; every warp is done with the other stage */
-    const bool tile_partial = partial;
-    const int next = use_block_mask
-                         ? pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK),
-                                            it + 1, &partial)
-                         : n + 1;
+    /* this warp's rows: all of the tile's mask blocks are 0 (skip) / some are (partial) */
+    const bool tile_skip = pa_block_entry_skip(bits, warp);
+    const bool tile_partial = pa_block_entry_partial(bits, warp);
+    int next = n + 1;
+    if (use_block_mask) {
+      bits = pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), it + 1);
+      next = pa_block_entry_tile(bits);
+    }
     if (next < n_hi) load_kv(next, stage ^ 1);
 
     const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
@@ -244,7 +248,7 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
     const int k0 = n * BK;
     uint32_t p_frag[MT][P_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
     uint32_t p_meta[MT][SP24 ? P_STEPS : 1]; /* 2:4: mma.sp metadata per k32 step */
-    if (warp_active) {
+    if (warp_active && !tile_skip) {
       float s[MT][S_TILES][4]; /* S [16 rows x BK keys] per M tile */
       /* S = Q . K^T */
 #pragma unroll
@@ -315,7 +319,7 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
       __syncthreads(); /* V[n] visible */
     }
 
-    if (warp_active) {
+    if (warp_active && !tile_skip) {
       if constexpr (SP24) {
         /* O += P . V on the sparse tensor cores, 32 keys per mma.sp */
 #pragma unroll
@@ -532,7 +536,7 @@ cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream)
   if (pa_uses_block_list(p)) {
     if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
     list = static_cast<int32_t *>(workspace);
-    e = pa_block_list_build<cfg::block_q, cfg::block_k>(p, list, stream);
+    e = pa_block_list_build<cfg::block_q, cfg::block_k, cfg::warp_rows>(p, list, stream);
     if (e != cudaSuccess) return e;
   }
   pa_ampere_fwd_kernel<T, D, V, SP24><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
@@ -577,6 +581,8 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (dev->cc_major < 8)
     PA_NO("the Ampere kernel needs compute capability 8.0 or newer (device is %d.%d)",
           dev->cc_major, dev->cc_minor);
+  if (pa_uses_block_list(p) && (p->seqlen_k + 31) / 32 >= (1 << (31 - PA_BLOCK_LIST_N_SHIFT)))
+    PA_NO("the Ampere kernel's BLOCK tile list indexes at most 2^15 key tiles (Sk up to 1M)");
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
