@@ -1,11 +1,10 @@
 /* 2:4 sparsity (NM_2_4) in the Ampere forward kernel, on register fragments.
  *
  * Key order. With K read in PA_LDSM_COL_PAIR_24 order (ampere_tile.cuh), S column c
- * of n-tile 2m + a is key 16m + 4(c >> 1) + 2a + (c & 1), so a thread (t = lane & 3)
- * holds, for each 16-key block m and each of its rows r (g, g + 8), the four scores
- * of one aligned group of keys 16m + 4t .. +3:
- *   idx 0, 1 = s[2m][2r], s[2m][2r + 1];   idx 2, 3 = s[2m + 1][2r], s[2m + 1][2r + 1].
- * The selection needs no data from other threads.
+ * of n-tile 2m + a is key 16m + pa_sp24_key(a, c) (sp24_order.h), so a thread
+ * (t = lane & 3) holds, for each 16-key block m and each of its rows r (g, g + 8),
+ * the four scores of one aligned group of keys 16m + 4t .. +3: key 4t + i is
+ * s[2m + pa_sp24_tile(t, i)][2r + (i & 1)]. The selection needs no other thread's data.
  *
  * Selection (docs/semantics.md step 5): keep the two largest of the four, ties to
  * the lower index; masked entries are -inf, so a group with two or fewer kept
@@ -25,6 +24,7 @@
 #define PA_CUDA_AMPERE_SP24_CUH
 
 #include "ampere_mma.cuh"
+#include "sp24_order.h"
 
 /* One group: v[0..3] in key order -> the kept pair (lo, hi) and its nibble. */
 __device__ __forceinline__ void pa_sp24_group(float v0, float v1, float v2, float v3, bool select,
@@ -51,15 +51,20 @@ __device__ __forceinline__ void pa_sp24_group(float v0, float v1, float v2, floa
  * g + 8's << 4. select = false keeps keys 0, 1 of every group (timing only). */
 template <int NT>
 __device__ __forceinline__ void pa_sp24_select(const float (&s)[NT][4], float (&c)[NT / 2][4],
-                                               uint32_t (&nib)[NT / 2], bool select) {
+                                               uint32_t (&nib)[NT / 2], bool select, int t) {
   static_assert(NT % 2 == 0, "whole 16-key blocks");
+  const bool swap = pa_sp24_tile(t, 0) != 0; /* keys 4t, 4t + 1 in the block's second n-tile */
 #pragma unroll
   for (int m = 0; m < NT / 2; ++m) {
+    float lo_t[4], hi_t[4]; /* keys 4t, 4t + 1 / 4t + 2, 4t + 3 (selects, not indexing) */
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      lo_t[e] = swap ? s[2 * m + 1][e] : s[2 * m][e];
+      hi_t[e] = swap ? s[2 * m][e] : s[2 * m + 1][e];
+    }
     uint32_t n0, n1;
-    pa_sp24_group(s[2 * m][0], s[2 * m][1], s[2 * m + 1][0], s[2 * m + 1][1], select, &c[m][0],
-                  &c[m][1], &n0);
-    pa_sp24_group(s[2 * m][2], s[2 * m][3], s[2 * m + 1][2], s[2 * m + 1][3], select, &c[m][2],
-                  &c[m][3], &n1);
+    pa_sp24_group(lo_t[0], lo_t[1], hi_t[0], hi_t[1], select, &c[m][0], &c[m][1], &n0);
+    pa_sp24_group(lo_t[2], lo_t[3], hi_t[2], hi_t[3], select, &c[m][2], &c[m][3], &n1);
     nib[m] = n0 | n1 << 4;
   }
 }

@@ -21,6 +21,7 @@
 
 #include "ampere_mma.cuh"
 #include "problem.h"
+#include "sp24_order.h"
 
 template <int D>
 struct pa_tile_layout {
@@ -71,9 +72,10 @@ __device__ __forceinline__ void pa_tile_load(uint32_t dst, const T *src, int64_t
  *     regs = {keys 0-7 / dims 0-7, keys 0-7 / dims 8-15, keys 8-15 / dims 0-7,
  *             keys 8-15 / dims 8-15} = {b0, b1} of key n-tile 0, {b0, b1} of n-tile 1.
  *   COL_PAIR_24 (K for the 2:4 kernel): as COL_PAIR with the keys of each 16-key
- *     block permuted so that S column c of n-tile a is key 4 (c >> 1) + 2a + (c & 1):
- *     the two S values a thread holds in each of the two n-tiles (columns 2t, 2t + 1)
- *     are then keys 4t .. 4t + 3, one aligned group of four.
+ *     block permuted so that S column c of n-tile a is key pa_sp24_key(a, c)
+ *     (sp24_order.h): the S values a thread holds in the two n-tiles (columns 2t,
+ *     2t + 1) are then keys 4t .. 4t + 3, one aligned group of four, and each
+ *     matrix still reads 8 rows in 8 distinct bank groups.
  * The lane's part of the address is computed once: for a block at row0 (a multiple
  * of 16) and chunks 2kk, 2kk+1, the swizzle XOR touches only the low 3 (or 2) bits
  * of the chunk, so the address is base + off[kk % P] + a compile-time constant,
@@ -92,7 +94,7 @@ struct pa_ldsm_lane {
   __device__ __forceinline__ explicit pa_ldsm_lane(int lane) {
     const int c = lane & 7, a = lane >> 4; /* COL_PAIR: row c of n-tile a's matrices */
     const int lr = ORDER == PA_LDSM_COL_PAIR      ? c + 8 * a
-                   : ORDER == PA_LDSM_COL_PAIR_24 ? 4 * (c >> 1) + 2 * a + (c & 1)
+                   : ORDER == PA_LDSM_COL_PAIR_24 ? pa_sp24_key(a, c)
                                                   : (lane & 15);
     const int lc = ORDER == PA_LDSM_ROW_PAIR ? (lane >> 4) : ((lane >> 3) & 1);
     const int x = xmask == 7 ? (lr & 7) : ((lr >> 1) & 3); /* as pa_tile_layout::offset */

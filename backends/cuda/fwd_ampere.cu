@@ -55,7 +55,7 @@ enum pa_pipe_pending {
  * or under 2:4 the COL_PAIR_24 order of ampere_sp24.cuh. */
 template <bool SP24>
 __device__ __forceinline__ int pa_frag_key(int k0, int n, int t, int x) {
-  return SP24 ? k0 + 16 * (n >> 1) + 4 * t + 2 * (n & 1) + x : k0 + n * 8 + 2 * t + x;
+  return SP24 ? k0 + 16 * (n >> 1) + pa_sp24_key(n & 1, 2 * t + x) : k0 + n * 8 + 2 * t + x;
 }
 
 template <int NTILES, bool SP24>
@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
         if constexpr (SP24) {
           float kept[S_TILES / 2][4]; /* the kept pairs: S's fragment shape, half the n-tiles */
           uint32_t nib[S_TILES / 2];
-          pa_sp24_select<S_TILES>(s[mt], kept, nib, sp24_select != 0);
+          pa_sp24_select<S_TILES>(s[mt], kept, nib, sp24_select != 0, t);
           float alpha[2];
           pa_frag_softmax_update_max(sm[mt], kept, xscale, alpha);
           pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
