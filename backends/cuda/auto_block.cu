@@ -6,8 +6,9 @@
  *   1. zero the counters and the mask;
  *   2. pool_k:  mean of each key block's K rows per (b, kv head), in double;
  *   3. choose:  per (b, h, query block) the pooled Q, the block scores and masses,
- *               the kept set (forced blocks, then by decreasing mass until the
- *               threshold), written as mask bytes; kept / allowed counted;
+ *               the kept set (forced blocks, then the candidates bitonic-sorted by
+ *               decreasing mass, until the threshold), written as mask bytes;
+ *               kept / allowed counted;
  *   4. settle:  if kept / allowed > auto_density_cutoff, every mask byte becomes 1
  *               (the kernel then computes dense attention: BLOCK with an all-ones
  *               mask is dense); the used mask is copied to block_mask_out.
@@ -16,7 +17,8 @@
  * Agreement with the CPU estimator: every sum is taken in the CPU's order (rows in
  * order for the means, dims in order for the dot products, key blocks in order for
  * the total, the forced blocks then the sorted candidates for the kept mass), with
- * _rn intrinsics so nvcc cannot fuse a multiply and an add the CPU keeps separate.
+ * _rn intrinsics so nvcc cannot fuse a multiply and an add the CPU keeps separate
+ * (common/ is built with -std=c11 and no -mfma, so GCC does not contract there).
  * exp (and tanh under softcap) are CUDA's, within 1 ulp of glibc's but not always
  * equal: a block whose cumulative mass lands within a few ulps of
  * block_threshold x total, or two candidate masses equal to the last ulp, can be
@@ -105,7 +107,7 @@ __device__ double score_f64(double dot, double scale, double softcap, double slo
 }
 
 /* Candidate a goes before b: larger mass, then lower key block (the CPU's qsort
- * order, cand_cmp); non-candidates carry key -1 and padding -2, so they sort last. */
+ * order, cand_cmp); non-candidates and padding carry key -2, so they sort last. */
 __device__ __forceinline__ bool before(double ka, int ia, double kb, int ib) {
   return ka > kb || (ka == kb && ia < ib);
 }
