@@ -162,6 +162,16 @@ static void graph_equals_eager(const th_case *gc, polyattn_dtype dt) {
   CUDA_OK(cudaStreamDestroy(stream));
 }
 
+/* AUTO_BLOCK: the estimator (a memset and four kernels, the dense-or-sparse choice
+ * made on the device) is captured with the attention kernel. */
+static const th_case graph_auto_case = {
+    .name = "graph_auto_clustered", .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 512,
+    .seq_k = 512, .head_dim = 64, .sparsity = POLYATTN_SPARSITY_AUTO_BLOCK,
+    .block_threshold = 0.9f, .auto_density_cutoff = 1.0f, .clustered = 1};
+
+Test(cuda, graph_capture_auto_block_bf16, .timeout = 120) {
+  graph_equals_eager(&graph_auto_case, POLYATTN_DTYPE_BF16);
+}
 Test(cuda, graph_capture_bf16, .timeout = 120) {
   graph_equals_eager(&graph_case, POLYATTN_DTYPE_BF16);
 }
@@ -307,8 +317,8 @@ Test(cuda, forced_simple_kernel, .timeout = 120) {
   polyattn_context_destroy(ctx);
 }
 
-/* What is left out is refused with a message naming the issue that adds it;
- * device-resident cu_seqlens need max_seqlen. */
+/* What is left out is refused with a message saying why; device-resident
+ * cu_seqlens need max_seqlen. */
 Test(cuda, unsupported_is_refused, .timeout = 120) {
   static const th_case bw = {.name = "bw", .seq_q = 64, .seq_k = 64, .head_dim = 64};
   static const th_case nm = {.name = "nm24", .seq_q = 64, .seq_k = 64, .head_dim = 64,
@@ -348,14 +358,22 @@ Test(cuda, unsupported_is_refused, .timeout = 120) {
   unsetenv("POLYATTN_CUDA_KERNEL");
   th_run_destroy(r);
 
-  const th_case *sparse[] = {&nm, &ab};
-  for (int i = 0; i < 2; ++i) {
-    c = th_case_resolve(sparse[i], POLYATTN_DTYPE_F16);
-    r = th_run_create(ctx, &c, 0);
-    cr_assert_eq(th_run_forward(r), POLYATTN_ERR_UNSUPPORTED, "%s", c.name);
-    cr_assert(strstr(th_run_message(r), "issue 5"), "message: %s", th_run_message(r));
-    th_run_destroy(r);
-  }
+  /* 2:4 runs on the Ampere and simple kernels only: a forced decode kernel refuses
+   * it. AUTO_BLOCK's backward takes the forward's mask as BLOCK, as on the CPU. */
+  c = th_case_resolve(&nm, POLYATTN_DTYPE_F16);
+  r = th_run_create(ctx, &c, 0);
+  cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
+  setenv("POLYATTN_CUDA_KERNEL", "decode", 1);
+  cr_assert_eq(th_run_forward(r), POLYATTN_ERR_UNSUPPORTED);
+  cr_assert(strstr(th_run_message(r), "dense and BLOCK"), "message: %s", th_run_message(r));
+  unsetenv("POLYATTN_CUDA_KERNEL");
+  th_run_destroy(r);
+  c = th_case_resolve(&ab, POLYATTN_DTYPE_F16);
+  r = th_run_create(ctx, &c, 1);
+  cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
+  cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
+  cr_assert(strstr(th_run_message(r), "block_mask_out"), "message: %s", th_run_message(r));
+  th_run_destroy(r);
 
   c = th_case_resolve(&vl, POLYATTN_DTYPE_F32);
   r = th_run_create(ctx, &c, 0);

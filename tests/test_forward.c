@@ -81,6 +81,10 @@ static const th_case cases[] = {
     {.name = "nm24", .dtypes = TH_ALL, .heads_q = 2, .seq_q = 64, .seq_k = 128, .head_dim = 64, .sparsity = NM24},
     {.name = "nm24_sk17_causal", .dtypes = TH_F16, .seq_q = 17, .seq_k = 17, .head_dim = 32, .causal = 1, .sparsity = NM24},
     {.name = "nm24_sk113_window", .dtypes = TH_BF16, .seq_q = 64, .seq_k = 113, .head_dim = 64, .window = 1, .window_left = 30, .window_right = 3, .sparsity = NM24},
+    /* the CUDA 2:4 kernel (bf16/f16): 128-key tiles at hd64, GQA + causal at hd128, varlen with ALiBi */
+    {.name = "nm24_d64_s1000", .dtypes = TH_BF16, .heads_q = 2, .seq_q = 1000, .seq_k = 1000, .head_dim = 64, .sparsity = NM24},
+    {.name = "nm24_d128_gqa_causal", .dtypes = TH_F16 | TH_BF16, .heads_q = 4, .heads_kv = 2, .seq_q = 255, .seq_k = 300, .head_dim = 128, .causal = 1, .sparsity = NM24},
+    {.name = "nm24_varlen_alibi_softcap", .dtypes = TH_F16, .batch = 3, .heads_q = 2, .head_dim = 96, .alibi = TH_ALIBI_HEADS, .scale = 0.5f, .softcap = 5.0f, .sparsity = NM24, .varlen = 1, .seqlens_q = {113, 0, 64}, .seqlens_k = {255, 17, 64}},
     {.name = "nm24_softcap_alibi_gqa", .dtypes = TH_F32, .heads_q = 4, .heads_kv = 2, .seq_q = 113, .seq_k = 255, .head_dim = 40, .scale = 0.5f, .softcap = 5.0f, .alibi = TH_ALIBI_HEADS, .sparsity = NM24},
 
     /* ---- AUTO_BLOCK */

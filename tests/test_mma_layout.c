@@ -12,6 +12,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
+#include "cuda/sp24_order.h"
 #include "cuda/volta_layout.h"
 
 /* ------------------------------------------------ the instruction, per the ISA */
@@ -260,4 +261,35 @@ Test(mma_layout, a_wrong_map_is_caught) {
     }
   cr_assert(right, "the header's maps reproduce the matmul");
   cr_assert(!wrong, "a transposed accumulator map must not pass");
+}
+
+/* ------------------------------------- the 2:4 kernel's key order (sp24_order.h) */
+
+/* S column c of n-tile a is the key ldmatrix row c of that n-tile's matrices (lane
+ * 8m + c gives the address; mma puts B's row n in C's column n); a thread holds
+ * columns 2t, 2t + 1 of both n-tiles. */
+Test(mma_layout, sp24_key_order_groups_and_banks) {
+  int seen[16] = {0};
+  for (int a = 0; a < 2; ++a)
+    for (int c = 0; c < 8; ++c) {
+      const int k = pa_sp24_key(a, c);
+      cr_assert(k >= 0 && k < 16);
+      ++seen[k];
+    }
+  for (int k = 0; k < 16; ++k) cr_assert_eq(seen[k], 1, "key %d read once", k);
+  for (int t = 0; t < 4; ++t)
+    for (int i = 0; i < 4; ++i)
+      cr_assert_eq(pa_sp24_key(pa_sp24_tile(t, i), 2 * t + (i & 1)), 4 * t + i,
+                   "thread %d holds key 4t + %d where pa_sp24_tile says", t, i);
+  /* one matrix (fixed a) reads 8 rows: conflict-free under both tile swizzles */
+  for (int a = 0; a < 2; ++a) {
+    int res8 = 0, res_pair = 0;
+    for (int c = 0; c < 8; ++c) {
+      const int r = pa_sp24_key(a, c);
+      res8 |= 1 << (r & 7);
+      res_pair |= 1 << ((r & 1) * 4 + ((r >> 1) & 3));
+    }
+    cr_assert_eq(res8, 0xff, "n-tile %d: rows & 7 all distinct (chunk ^ (row & 7))", a);
+    cr_assert_eq(res_pair, 0xff, "n-tile %d: (row & 1, (row >> 1) & 3) all distinct", a);
+  }
 }

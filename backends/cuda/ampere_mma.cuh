@@ -100,6 +100,43 @@ __device__ __forceinline__ void pa_mma_16816<__nv_bfloat16>(float (&d)[4], const
 #endif
 }
 
+/* d[16 x 8] += A[16 x 32] . b[32 x 8] with A 2:4 sparse (mma.sp, sm_80+): `a` holds
+ * A's kept values laid out as an m16n8k16 A fragment over the 16 compressed
+ * columns (compressed columns 2g', 2g'+1 are the kept pair of 4-column group g'),
+ * `b` two stacked k16 B fragments (b[0], b[1]: k 0-15; b[2], b[3]: k 16-31), and
+ * `meta` the kept pairs' 2-bit column indices, lower index in the lower bits, as
+ * supplied by threads 0 and 1 of each quad (sparsity selector 0; layout in
+ * ampere_sp24.cuh, checked on the GPU by bench/gpu/mma_sp_probe.cu). */
+template <typename T>
+__device__ __forceinline__ void pa_mma_sp_16832(float (&d)[4], const uint32_t (&a)[4],
+                                                const uint32_t (&b)[4], uint32_t meta);
+
+template <>
+__device__ __forceinline__ void pa_mma_sp_16832<__half>(float (&d)[4], const uint32_t (&a)[4],
+                                                        const uint32_t (&b)[4], uint32_t meta) {
+#if PA_AMPERE_ARCH_OK
+  asm("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.f16.f16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+        "r"(meta));
+#endif
+}
+
+template <>
+__device__ __forceinline__ void pa_mma_sp_16832<__nv_bfloat16>(float (&d)[4],
+                                                               const uint32_t (&a)[4],
+                                                               const uint32_t (&b)[4],
+                                                               uint32_t meta) {
+#if PA_AMPERE_ARCH_OK
+  asm("mma.sp::ordered_metadata.sync.aligned.m16n8k32.row.col.f32.bf16.bf16.f32 "
+      "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9, %10, %11}, {%0, %1, %2, %3}, %12, 0x0;\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "r"(b[2]), "r"(b[3]),
+        "r"(meta));
+#endif
+}
+
 /* Two floats rounded to nearest even and packed: `lo` in bits 0-15 (the lower
  * column of a fragment pair), `hi` in bits 16-31. */
 template <typename T>

@@ -21,6 +21,7 @@
 
 #include "ampere_mma.cuh"
 #include "problem.h"
+#include "sp24_order.h"
 
 template <int D>
 struct pa_tile_layout {
@@ -70,11 +71,16 @@ __device__ __forceinline__ void pa_tile_load(uint32_t dst, const T *src, int64_t
  *     matrix i covers rows 8 * (i >> 1) .. +7, chunk i & 1:
  *     regs = {keys 0-7 / dims 0-7, keys 0-7 / dims 8-15, keys 8-15 / dims 0-7,
  *             keys 8-15 / dims 8-15} = {b0, b1} of key n-tile 0, {b0, b1} of n-tile 1.
+ *   COL_PAIR_24 (K for the 2:4 kernel): as COL_PAIR with the keys of each 16-key
+ *     block permuted so that S column c of n-tile a is key pa_sp24_key(a, c)
+ *     (sp24_order.h): the S values a thread holds in the two n-tiles (columns 2t,
+ *     2t + 1) are then keys 4t .. 4t + 3, one aligned group of four, and each
+ *     matrix still reads 8 rows in 8 distinct bank groups.
  * The lane's part of the address is computed once: for a block at row0 (a multiple
  * of 16) and chunks 2kk, 2kk+1, the swizzle XOR touches only the low 3 (or 2) bits
  * of the chunk, so the address is base + off[kk % P] + a compile-time constant,
  * and the unrolled loops issue ldmatrix with immediate offsets. */
-enum pa_ldsm_order { PA_LDSM_ROW_PAIR = 0, PA_LDSM_COL_PAIR = 1 };
+enum pa_ldsm_order { PA_LDSM_ROW_PAIR = 0, PA_LDSM_COL_PAIR = 1, PA_LDSM_COL_PAIR_24 = 2 };
 
 template <int D, int ORDER>
 struct pa_ldsm_lane {
@@ -86,8 +92,11 @@ struct pa_ldsm_lane {
   uint32_t off[period];
 
   __device__ __forceinline__ explicit pa_ldsm_lane(int lane) {
-    const int lr = ORDER == PA_LDSM_COL_PAIR ? (lane & 7) + ((lane >> 4) << 3) : (lane & 15);
-    const int lc = ORDER == PA_LDSM_COL_PAIR ? ((lane >> 3) & 1) : (lane >> 4);
+    const int c = lane & 7, a = lane >> 4; /* COL_PAIR: row c of n-tile a's matrices */
+    const int lr = ORDER == PA_LDSM_COL_PAIR      ? c + 8 * a
+                   : ORDER == PA_LDSM_COL_PAIR_24 ? pa_sp24_key(a, c)
+                                                  : (lane & 15);
+    const int lc = ORDER == PA_LDSM_ROW_PAIR ? (lane >> 4) : ((lane >> 3) & 1);
     const int x = xmask == 7 ? (lr & 7) : ((lr >> 1) & 3); /* as pa_tile_layout::offset */
 #pragma unroll
     for (int q = 0; q < period; ++q) off[q] = (uint32_t)((lr * chunks + ((2 * q + lc) ^ x)) * 16);

@@ -23,6 +23,8 @@
 #ifndef PA_CUDA_AMPERE_TUNE_CUH
 #define PA_CUDA_AMPERE_TUNE_CUH
 
+#include "block_list.cuh" /* PA_BLOCK_LIST_SMEM_BYTES: the walk's shared-memory list head */
+
 /* Variants: alternative rows for the same head dim, chosen at run time by
  * POLYATTN_CUDA_AMPERE_VARIANT=<name> (read once on the host, fwd_ampere.cu) so the
  * rows can be compared on the GPU without a rebuild. A variant without a compiled
@@ -112,11 +114,12 @@ struct pa_ampere_cfg {
   };
   /* K/V pipeline: tile n + 1 loads into one stage while tile n is computed from the other. */
   enum { stages = 2 };
-  /* Shared memory, in bytes (16-bit elements): [Q][K0][V0][K1][V1]. */
+  /* Shared memory, in bytes (16-bit elements): [Q][K0][V0][K1][V1][block list head]. */
   static constexpr int q_bytes = block_q * D * 2;
   static constexpr int kv_tile_bytes = block_k * D * 2;
   static constexpr int stage_bytes = 2 * kv_tile_bytes;
-  static constexpr int smem_bytes = q_bytes + stages * stage_bytes;
+  static constexpr int list_offset = q_bytes + stages * stage_bytes;
+  static constexpr int smem_bytes = list_offset + PA_BLOCK_LIST_SMEM_BYTES;
 
   static_assert(D % 32 == 0, "head dims are multiples of 32 (ldmatrix x4 covers 16 columns; "
                              "the swizzle needs a multiple of 4 chunks per row)");

@@ -44,6 +44,7 @@ constexpr int kBlockK = kWarpSize;
 /* dkv kernel: 4 keys per warp; query tiles of 32 rows (one per lane). */
 constexpr int kKeysPerWarp = 4;
 constexpr int kBlockKeys = kWarps * kKeysPerWarp;
+static_assert(kKeysPerWarp == 4, "2:4: a warp's keys are one aligned group of four");
 constexpr int kTileQ = kWarpSize;
 
 static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel parameter");
@@ -68,6 +69,17 @@ __device__ inline bool kept(const pa_problem &p, const pa_mask &m, int32_t b, in
                             int64_t j) {
   return i < m.len_q && pa_mask_keep(&m, i, j) &&
          pa_block_mask_keep(&p.block_mask, b, h, (int32_t)(i / p.block_q), (int32_t)(j / p.block_k));
+}
+
+/* 2:4 (NM_2_4) as a fixed mask: whether score `s` (-inf when masked) survives among
+ * its aligned group of four, whose scores are g[0..3], it being g[mine]: fewer than
+ * two of the group beat it (larger, or equal at a lower key). The backward
+ * recomputes the scores and so the pattern; no gradient flows through the choice. */
+__device__ inline bool sp24_survives(const float (&g)[4], int mine) {
+  int beaten = 0;
+#pragma unroll
+  for (int a = 0; a < 4; ++a) beaten += g[a] > g[mine] || (g[a] == g[mine] && a < mine);
+  return beaten < 2;
 }
 
 /* rows x dim elements of a q/k/v-like view, from row `first`, into fp32 smem with
@@ -137,8 +149,14 @@ __global__ void __launch_bounds__(kThreads)
         const float *qrow = q_s + (size_t)(warp * kRowsPerWarp + r) * D;
         float dot = 0.0f;
         for (int d = 0; d < D; ++d) dot = fmaf(qrow[d], krow[d], dot);
-        const bool keep = lane < nk && kept(p, m, b, h, i, j);
-        const float s = keep ? pa_score(dot, p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
+        bool keep = lane < nk && kept(p, m, b, h, i, j);
+        float s = keep ? pa_score(dot, p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
+        if (p.sparsity == POLYATTN_SPARSITY_NM_2_4) { /* lanes 4g..4g+3: one group */
+          float g[4];
+#pragma unroll
+          for (int a = 0; a < 4; ++a) g[a] = __shfl_sync(kFullMask, s, (lane & ~3) + a, kWarpSize);
+          if (!sp24_survives(g, lane & 3)) keep = false, s = -INFINITY;
+        }
         if (sweep == 1) {
           const float alpha = pa_softmax_update_max(&row[r], pa_warp_max<kWarpSize>(s));
           const float e = keep ? expf(s - pa_softmax_ref(&row[r])) : 0.0f;
@@ -249,6 +267,23 @@ __global__ void __launch_bounds__(kThreads)
         dsum = st[1];
       }
       const float *qrow = q_s + lane * ldq, *dorow = do_s + lane * ldo;
+      /* 2:4: the warp's kKeysPerWarp = 4 keys are one aligned group; this row's scores
+       * of all four decide which survive (the dq kernel decides the same way). */
+      int sp24_pruned = 0;
+      if (p.sparsity == POLYATTN_SPARSITY_NM_2_4) {
+        float g[kKeysPerWarp];
+#pragma unroll
+        for (int u = 0; u < kKeysPerWarp; ++u) {
+          const int64_t j = j0 + warp * kKeysPerWarp + u;
+          const float *krow = k_s + (size_t)(warp * kKeysPerWarp + u) * D;
+          float dot = 0.0f;
+          for (int d = 0; d < D; ++d) dot = fmaf(qrow[d], krow[d], dot);
+          g[u] = j < j1 && kept(p, m, b, h, i, j) ? pa_score(dot, p.scale, p.softcap, slope, &m, i, j)
+                                                   : -INFINITY;
+        }
+#pragma unroll
+        for (int u = 0; u < kKeysPerWarp; ++u) sp24_pruned |= !sp24_survives(g, u) << u;
+      }
 #pragma unroll
       for (int u = 0; u < kKeysPerWarp; ++u) {
         const int64_t j = j0 + warp * kKeysPerWarp + u;
@@ -258,7 +293,7 @@ __global__ void __launch_bounds__(kThreads)
         float dot = 0.0f, dp = 0.0f;
         for (int d = 0; d < D; ++d) dot = fmaf(qrow[d], krow[d], dot);
         for (int d = 0; d < Dv; ++d) dp = fmaf(dorow[d], vrow[d], dp);
-        const bool keep = kept(p, m, b, h, i, j) && lse > -INFINITY;
+        const bool keep = kept(p, m, b, h, i, j) && lse > -INFINITY && !(sp24_pruned >> u & 1);
         const float pr =
             keep ? expf(pa_score(dot, p.scale, p.softcap, slope, &m, i, j) - lse) : 0.0f;
         const float ds = pr * (dp - dsum) * pa_score_ddot(dot, p.scale, p.softcap);
@@ -304,8 +339,8 @@ int pa_cuda_simple_backward_supports(const pa_problem *p, const pa_cuda_device *
                                      pa_error *err) {
   const char *why = nullptr;
   if (p->pass != PA_PASS_BACKWARD) why = "the simple backward computes the backward pass only";
-  else if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
-    why = "the CUDA backward supports dense and BLOCK sparsity only (2:4 and AUTO_BLOCK: issue 5)";
+  else if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)
+    why = "the simple backward runs AUTO_BLOCK only as the BLOCK problem the estimator resolves";
   else if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
            p->dtype != POLYATTN_DTYPE_BF16)
     why = "the simple backward takes f32, f16 or bf16";

@@ -84,6 +84,22 @@ static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *d
 }
 
 pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
+  if (p->pass == PA_PASS_BACKWARD && p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+            "the backward of AUTO_BLOCK takes the mask the forward chose (block_mask_out) as BLOCK");
+    return PA_CUDA_KERNEL_NONE;
+  }
+  if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
+    /* The estimator (auto_block.cu) hands the kernel a BLOCK problem. */
+    pa_error why = {{0}};
+    if (!pa_cuda_auto_block_supports(p, &why)) {
+      pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "%s", why.msg);
+      return PA_CUDA_KERNEL_NONE;
+    }
+    pa_problem r;
+    pa_cuda_auto_block_as_block(p, NULL, &r);
+    return pa_cuda_pick_kernel(&r, dev, err);
+  }
   if (p->pass == PA_PASS_BACKWARD) return pick_backward(p, dev, err);
   if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 &&
       p->dtype != POLYATTN_DTYPE_BF16) {
@@ -91,12 +107,8 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
                  p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "(not f32, f16 or bf16)");
     return PA_CUDA_KERNEL_NONE;
   }
-  if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK || p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
-    pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                 "%s sparsity is not implemented by the CUDA backend yet (issue 5)",
-                 p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK ? "AUTO_BLOCK" : "2:4");
-    return PA_CUDA_KERNEL_NONE;
-  }
+  /* NM_2_4 needs nothing here: the Ampere kernel (its SP24 variant) and the simple
+   * kernel run it, the decode and Volta kernels decline it. */
   const char *want = getenv("POLYATTN_CUDA_KERNEL");
   if (want && *want) return pick_forced(want, p, dev, err);
 
@@ -125,6 +137,13 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
 polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_bytes,
                              pa_error *err) {
   const pa_cuda_ctx *ctx = (const pa_cuda_ctx *)bctx;
+  if (p->pass == PA_PASS_FORWARD && p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
+    pa_problem r; /* the estimate's workspace, then the BLOCK kernel's */
+    pa_cuda_auto_block_as_block(p, NULL, &r);
+    polyattn_status st = pa_cuda_plan(bctx, &r, workspace_bytes, err);
+    if (st == POLYATTN_OK) *workspace_bytes += pa_cuda_auto_block_workspace(p);
+    return st;
+  }
   const pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
   if (k != PA_CUDA_KERNEL_NONE && p->pass == PA_PASS_BACKWARD) {
     *workspace_bytes = k == PA_CUDA_KERNEL_AMPERE  ? pa_cuda_ampere_backward_workspace(p, &ctx->dev)
@@ -153,6 +172,14 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   void *ws = workspace ? workspace->address : NULL;
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
+  pa_problem resolved;
+  if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
+    /* the estimate, then the kernel on the chosen mask (auto_block.cu) */
+    e = pa_cuda_auto_block_resolve(p, ws, ctx->stream, &resolved);
+    if (e != cudaSuccess) return pa_cuda_status(err, e, "CUDA AUTO_BLOCK estimate");
+    ws = (char *)ws + pa_cuda_auto_block_workspace(p);
+    p = &resolved;
+  }
   if (k == PA_CUDA_KERNEL_DECODE)
     e = pa_cuda_decode_forward(p, &ctx->dev, ws, ctx->stream);
   else if (k == PA_CUDA_KERNEL_VOLTA)

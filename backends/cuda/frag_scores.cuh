@@ -14,7 +14,15 @@
  * ALiBi, in that order), then set masked entries to -inf. `range` applies the
  * causal/window/length mask (pa_mask_row_range bounds, precomputed per row), and
  * `block` the per-element block mask. */
-template <int NTILES>
+/* The key of S element (n-tile n, column 2t + x) of the tile at k0: natural order,
+ * or under 2:4 the key order of ampere_sp24.cuh (the Ampere kernel's NM_2_4 variant
+ * reads K in 2:4 group order). */
+template <bool SP24>
+__device__ __forceinline__ int pa_frag_key(int k0, int n, int t, int x) {
+  return SP24 ? k0 + 16 * (n >> 1) + 4 * t + 2 * (n & 1) + x : k0 + n * 8 + 2 * t + x;
+}
+
+template <int NTILES, bool SP24 = false>
 __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_problem &p,
                                                const pa_block_ctx &c, bool general, float slope,
                                                bool range, bool block, int k0, int row_g, int t) {
@@ -37,7 +45,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
     for (int n = 0; n < NTILES; ++n)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        const int j = k0 + n * 8 + 2 * t + (e & 1);
+        const int j = pa_frag_key<SP24>(k0, n, t, e & 1);
         s[n][e] = pa_score(s[n][e], p.scale, p.softcap, slope, &c.mask, row[e >> 1], j) * PA_LOG2E;
       }
   }
@@ -51,7 +59,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         /* pa_mask_keep(i, j) == (lo(i) <= j < hi(i)) */
-        const int r = e >> 1, j = k0 + n * 8 + 2 * t + (e & 1);
+        const int r = e >> 1, j = pa_frag_key<SP24>(k0, n, t, e & 1);
         s[n][e] = (j >= lo[r] && j < hi[r]) ? s[n][e] : -INFINITY;
       }
   }
@@ -65,7 +73,7 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
         for (int x = 0; x < 2; ++x) {
           /* keys past len_k in the last tile are -inf by the range pass already; the
            * clamp keeps their lookup inside the mask's mask_kblocks columns */
-          const int j = k0 + n * 8 + 2 * t + x;
+          const int j = pa_frag_key<SP24>(k0, n, t, x);
           const int kb = min(j / p.block_k, p.mask_kblocks - 1);
           if (!pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, kb))
             s[n][2 * r + x] = -INFINITY;

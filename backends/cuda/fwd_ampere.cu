@@ -10,8 +10,9 @@
  *
  * Everything but the head dim and dtype is a run-time value: causal, windows,
  * softcap, ALiBi, GQA, varlen, seqused_k, block masks. Key tiles outside the rows'
- * mask range (pa_mask_rows_range) or whose covering mask blocks are all 0 are never
- * loaded; per-element masking runs only on tiles that need it.
+ * mask range (pa_mask_rows_range) are never loaded; under BLOCK sparsity the kernel
+ * visits only the tiles of a list built on the GPU before it (block_list.cuh), so
+ * its time falls with density. Per-element masking runs only on tiles that need it.
  *
  * Files: ampere_tune.cuh (the tuning table), ampere_tile.cuh (swizzled tiles,
  * cp.async loads), ampere_mma.cuh (PTX wrappers, fragment layouts),
@@ -25,11 +26,13 @@
 #include <atomic>
 
 #include "block_ctx.cuh"
+#include "block_list.cuh"
 #include "kernels.h"
 #include "mask.h"
 
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
+#include "ampere_sp24.cuh"
 #include "frag_scores.cuh"
 #include "ampere_tile.cuh"
 #include "ampere_tune.cuh"
@@ -44,9 +47,14 @@ enum pa_pipe_pending {
   PENDING_FIRST_K_V = 2  /* Q landed; K[first], V[first] may be in flight */
 };
 
-template <typename T, int D, int V>
+/* SP24: the NM_2_4 variant (ampere_sp24.cuh): K read in 2:4 group order, the two
+ * largest of each group of four kept (sp24_select = 0 keeps the first two: a timing
+ * variant that computes something else), softmax on the kept entries only, P.V on
+ * mma.sp m16n8k32. */
+template <typename T, int D, int V, bool SP24>
 __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D, V>::min_blocks)
-    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p) {
+    pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p, const int32_t *block_list,
+                         int sp24_select) {
 #if PA_AMPERE_ARCH_OK
   typedef pa_ampere_cfg<D, V> cfg;
   typedef pa_tile_layout<D> layout;
@@ -59,8 +67,11 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
     O_TILES = D / 8,    /* n-tiles of O [16 x D] per M tile */
     QK_STEPS = D / 16,  /* mma K steps of Q.K^T */
     PV_STEPS = BK / 16, /* mma K steps of P.V */
+    /* A fragments of P per M tile: one per k16 step, or under 2:4 one per k32 step */
+    P_STEPS = SP24 ? BK / 32 : BK / 16,
     JOINT = cfg::kv_sync == PA_KV_JOINT
   };
+  static_assert(!SP24 || BK % 32 == 0, "2:4: whole mma.sp k32 steps per key tile");
   extern __shared__ __align__(128) unsigned char pa_smem[];
 
   pa_block_ctx c;
@@ -74,7 +85,9 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
   const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
   const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
   const float xscale = general ? 1.0f : p.scale * PA_LOG2E;
-  const bool use_block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
+  /* BLOCK: the key tiles to visit come from the list built before the kernel
+   * (block_list.cuh); NULL when there is no block mask. */
+  const bool use_block_mask = block_list != nullptr;
 
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int t = lane & 3;
@@ -91,8 +104,12 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
   pa_tile_load<BQ, D, NT>(s_q, q_g, p.q.stride_s, c.seq.len_q - c.i0, p.head_dim,
                           (const T *)p.q.ptr, tid);
   pa_cp_async_commit();
-  bool partial = false;
-  int n = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n_lo, n_hi, tid, &partial) : n_lo;
+  /* BLOCK: the list entry's per-warp bits (block_list.cuh) of tile n; 0 when dense */
+  int32_t *list_s = (int32_t *)(pa_smem + cfg::list_offset);
+  int bits = use_block_mask ? pa_block_walk_start<NT>(
+                                  list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), tid)
+                            : 0;
+  int n = use_block_mask ? pa_block_entry_tile(bits) : n_lo;
   auto load_kv = [&](int tile, int stage) {
     /* The per-chunk offsets are loop-invariant; hoisted out of the key loop they
      * would hold ~4 registers per chunk for the whole loop. An opaque copy of tid
@@ -117,7 +134,7 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
   __syncthreads();
 
   const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* Q and V */
-  const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
+  const pa_ldsm_lane<D, SP24 ? PA_LDSM_COL_PAIR_24 : PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
   const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16; /* the warp's Q rows */
   enum { QF_M = cfg::q_in_regs ? MT : 1, QF_K = cfg::q_in_regs ? QK_STEPS : 1 };
   uint32_t q_frag[QF_M][QF_K][4]; /* Q A-fragments [16 x 16] per M tile and K step */
@@ -138,20 +155,29 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) sm[mt][0] = sm[mt][1] = pa_softmax_start();
 
-  for (int stage = 0; n < n_hi; stage ^= 1) {
+  /* it: the visit count; the K/V stage is it & 1, and the block walk's next list
+   * entry it + 1 (one register for both: the hd64 / hd128 rows are at 255). */
+  for (int it = 0; n < n_hi; ++it) {
+    const int stage = it & 1;
     if (JOINT) pa_cp_async_wait<0>();
     else pa_cp_async_wait<PENDING_V_OF_TILE>();
     __syncthreads(); /* K[n] (JOINT: and V[n]) visible; every warp is done with the other stage */
-    const bool tile_partial = partial;
-    const int next = use_block_mask ? pa_block_mask_next<BK, NT>(p, c, n + 1, n_hi, tid, &partial)
-                                    : n + 1;
+    /* this warp's rows: all of the tile's mask blocks are 0 (skip) / some are (partial) */
+    const bool tile_skip = pa_block_entry_skip(bits, warp);
+    const bool tile_partial = pa_block_entry_partial(bits, warp);
+    int next = n + 1;
+    if (use_block_mask) {
+      bits = pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), it + 1);
+      next = pa_block_entry_tile(bits);
+    }
     if (next < n_hi) load_kv(next, stage ^ 1);
 
     const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
     const uint32_t s_v = s_k + cfg::kv_tile_bytes;
     const int k0 = n * BK;
-    uint32_t p_frag[MT][PV_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
-    if (warp_active) {
+    uint32_t p_frag[MT][P_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
+    uint32_t p_meta[MT][SP24 ? P_STEPS : 1]; /* 2:4: mma.sp metadata per k32 step */
+    if (warp_active && !tile_skip) {
       float s[MT][S_TILES][4]; /* S [16 rows x BK keys] per M tile */
       /* S = Q . K^T */
 #pragma unroll
@@ -187,20 +213,31 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
       const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
-        pa_frag_scores<S_TILES>(s[mt], p, c, general, slope, range, tile_partial, k0,
-                                c.i0 + wrow + 16 * mt + (lane >> 2), t);
-        float alpha[2];
-        pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha);
-        pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
-        pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
-        /* P to dtype now, so only half the registers wait across the barrier: the A
-         * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
+        pa_frag_scores<S_TILES, SP24>(s[mt], p, c, general, slope, range, tile_partial, k0,
+                                      c.i0 + wrow + 16 * mt + (lane >> 2), t);
+        if constexpr (SP24) {
+          float kept[S_TILES / 2][4]; /* the kept pairs: S's fragment shape, half the n-tiles */
+          uint32_t nib[S_TILES / 2];
+          pa_sp24_select<S_TILES>(s[mt], kept, nib, sp24_select != 0, t);
+          float alpha[2];
+          pa_frag_softmax_update_max(sm[mt], kept, xscale, alpha);
+          pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
+          pa_frag_softmax_accumulate(sm[mt], kept, xscale);
+          pa_sp24_fragments<T, S_TILES / 2>(kept, nib, t, p_frag[mt], p_meta[mt]);
+        } else {
+          float alpha[2];
+          pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha);
+          pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
+          pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
+          /* P to dtype now, so only half the registers wait across the barrier: the A
+           * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
 #pragma unroll
-        for (int kk = 0; kk < PV_STEPS; ++kk) {
-          p_frag[mt][kk][0] = pa_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-          p_frag[mt][kk][1] = pa_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-          p_frag[mt][kk][2] = pa_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-          p_frag[mt][kk][3] = pa_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+          for (int kk = 0; kk < PV_STEPS; ++kk) {
+            p_frag[mt][kk][0] = pa_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
+            p_frag[mt][kk][1] = pa_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
+            p_frag[mt][kk][2] = pa_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
+            p_frag[mt][kk][3] = pa_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
+          }
         }
       }
     }
@@ -211,18 +248,38 @@ __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D,
       __syncthreads(); /* V[n] visible */
     }
 
-    if (warp_active) {
-      /* O += P . V */
+    if (warp_active && !tile_skip) {
+      if constexpr (SP24) {
+        /* O += P . V on the sparse tensor cores, 32 keys per mma.sp */
 #pragma unroll
-      for (int kk = 0; kk < PV_STEPS; ++kk) {
+        for (int q = 0; q < P_STEPS; ++q) {
 #pragma unroll
-        for (int dd = 0; dd < O_TILES / 2; ++dd) {
-          uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
-          pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+          for (int dd = 0; dd < O_TILES / 2; ++dd) {
+            uint32_t v0[4], v1[4]; /* V B-fragments (.trans): keys 32q..+15 and +16..+31 */
+            pa_ldmatrix_x4_trans(v0, ldsm_rows.at(s_v, 32 * q, dd));
+            pa_ldmatrix_x4_trans(v1, ldsm_rows.at(s_v, 32 * q + 16, dd));
+            const uint32_t b_lo[4] = {v0[0], v0[1], v1[0], v1[1]}; /* dims 16dd..+7 */
+            const uint32_t b_hi[4] = {v0[2], v0[3], v1[2], v1[3]}; /* dims 16dd+8..+15 */
 #pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            pa_mma_16816<T>(o[mt][2 * dd], p_frag[mt][kk], bv[0], bv[1]);
-            pa_mma_16816<T>(o[mt][2 * dd + 1], p_frag[mt][kk], bv[2], bv[3]);
+            for (int mt = 0; mt < MT; ++mt) {
+              pa_mma_sp_16832<T>(o[mt][2 * dd], p_frag[mt][q], b_lo, p_meta[mt][q]);
+              pa_mma_sp_16832<T>(o[mt][2 * dd + 1], p_frag[mt][q], b_hi, p_meta[mt][q]);
+            }
+          }
+        }
+      } else {
+        /* O += P . V */
+#pragma unroll
+        for (int kk = 0; kk < PV_STEPS; ++kk) {
+#pragma unroll
+          for (int dd = 0; dd < O_TILES / 2; ++dd) {
+            uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
+            pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+#pragma unroll
+            for (int mt = 0; mt < MT; ++mt) {
+              pa_mma_16816<T>(o[mt][2 * dd], p_frag[mt][kk], bv[0], bv[1]);
+              pa_mma_16816<T>(o[mt][2 * dd + 1], p_frag[mt][kk], bv[2], bv[3]);
+            }
           }
         }
       }
@@ -367,37 +424,63 @@ int pa_smem_bytes(int bucket, int variant, int banded) {
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D, int V>
+template <typename T, int D, int V, bool SP24>
 std::atomic<unsigned long long> &pa_smem_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
 }
 
-template <typename T, int D, int V>
-cudaError_t pa_launch(const pa_problem *p, cudaStream_t stream) {
+/* BLOCK sparsity with a mask: the kernel walks a key-tile list in the workspace. */
+bool pa_uses_block_list(const pa_problem *p) {
+  return p->sparsity == POLYATTN_SPARSITY_BLOCK && p->block_mask.buf;
+}
+
+/* POLYATTN_CUDA_SP24_SELECT=0: the 2:4 kernel keeps the first two keys of each group
+ * instead of the two largest (wrong results; for timing the selection's cost, bench/
+ * RESULTS.md). Read once per process. */
+int pa_sp24_select_on() {
+  static const int on = [] {
+    const char *env = getenv("POLYATTN_CUDA_SP24_SELECT");
+    return !(env && !strcmp(env, "0"));
+  }();
+  return on;
+}
+
+template <typename T, int D, int V, bool SP24>
+cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream) {
   typedef pa_ampere_cfg<D, V> cfg;
-  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V>;
+  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V, SP24>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_smem_opted<T, D, V>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_smem_opted<T, D, V, SP24>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_smem_opted<T, D, V>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_smem_opted<T, D, V, SP24>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_ampere_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
+  int32_t *list = nullptr;
+  if (pa_uses_block_list(p)) {
+    if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
+    list = static_cast<int32_t *>(workspace);
+    e = pa_block_list_build<cfg::block_q, cfg::block_k, cfg::warp_rows>(p, list, stream);
+    if (e != cudaSuccess) return e;
+  }
+  pa_ampere_fwd_kernel<T, D, V, SP24><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
+      *p, list, pa_sp24_select_on());
   return cudaGetLastError();
 }
 
 template <typename T>
-cudaError_t pa_launch_bucket(const pa_problem *p, cudaStream_t stream) {
+cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t stream) {
   return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
-    else return pa_launch<T, I::d, I::v>(p, stream);
+    else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4)
+      return pa_launch<T, I::d, I::v, true>(p, workspace, stream);
+    else return pa_launch<T, I::d, I::v, false>(p, workspace, stream);
   });
 }
 
@@ -416,12 +499,19 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
     if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
     return 0;                                                 \
   } while (0)
-  if (!pa_tiled_forward_supports(p, "Ampere", err)) return 0;
+  {
+    /* The shared rules, 2:4 aside: this kernel has the NM_2_4 variant (SP24). */
+    pa_problem shared = *p;
+    if (shared.sparsity == POLYATTN_SPARSITY_NM_2_4) shared.sparsity = POLYATTN_SPARSITY_NONE;
+    if (!pa_tiled_forward_supports(&shared, "Ampere", err)) return 0;
+  }
   if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
     PA_NO("the Ampere kernel takes fp16 or bf16 inputs only");
   if (dev->cc_major < 8)
     PA_NO("the Ampere kernel needs compute capability 8.0 or newer (device is %d.%d)",
           dev->cc_major, dev->cc_minor);
+  if (pa_uses_block_list(p) && (p->seqlen_k + 31) / 32 >= (1 << (31 - PA_BLOCK_LIST_N_SHIFT)))
+    PA_NO("the Ampere kernel's BLOCK tile list indexes at most 2^15 key tiles (Sk up to 1M)");
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
@@ -434,16 +524,20 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 }
 
 size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  (void)p;
-  (void)dev;
-  return 0; /* no split-KV here */
+  (void)dev; /* no split-KV here; BLOCK's key-tile list for the kernel's tile shape */
+  if (!pa_uses_block_list(p)) return 0;
+  return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> size_t {
+    typedef decltype(inst) I;
+    if constexpr (I::d == 0) return 0;
+    else return pa_block_list_bytes(p, pa_ampere_cfg<I::d, I::v>::block_q,
+                                    pa_ampere_cfg<I::d, I::v>::block_k);
+  });
 }
 
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream) {
   (void)dev;
-  (void)workspace;
   if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-  if (p->dtype == POLYATTN_DTYPE_BF16) return pa_launch_bucket<__nv_bfloat16>(p, stream);
-  return pa_launch_bucket<__half>(p, stream);
+  if (p->dtype == POLYATTN_DTYPE_BF16) return pa_launch_bucket<__nv_bfloat16>(p, workspace, stream);
+  return pa_launch_bucket<__half>(p, workspace, stream);
 }

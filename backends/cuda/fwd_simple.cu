@@ -114,9 +114,22 @@ __global__ void __launch_bounds__(kThreads)
       const bool kept = i < q1 && lane < nk && pa_mask_keep(&m, i, j) &&
                         pa_block_mask_keep(&p.block_mask, b, h, (int32_t)(i / p.block_q),
                                            (int32_t)(j / p.block_k));
-      const float s = kept ? pa_score(dot[r], p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
+      float s = kept ? pa_score(dot[r], p.scale, p.softcap, slope, &m, i, j) : -INFINITY;
+      if (p.sparsity == POLYATTN_SPARSITY_NM_2_4) {
+        // 2:4: the group of keys 4g..4g+3 is lanes 4g..4g+3 (tiles start at multiples
+        // of 32); keep this key if fewer than two of the group beat it (larger, or
+        // equal at a lower key). Masked keys are -inf, so they lose to kept ones.
+        int beaten = 0;
+#pragma unroll
+        for (int a = 0; a < 4; ++a) {
+          const float other = __shfl_sync(kFullMask, s, (lane & ~3) + a, kWarpSize);
+          beaten += other > s || (other == s && a < (lane & 3));
+        }
+        if (beaten >= 2) s = -INFINITY;
+      }
+      const bool live = s > -INFINITY;
       const float alpha = pa_softmax_update_max(&row[r], pa_warp_max<kWarpSize>(s));
-      prob[r] = kept ? expf(s - pa_softmax_ref(&row[r])) : 0.0f;
+      prob[r] = live ? expf(s - pa_softmax_ref(&row[r])) : 0.0f;
       pa_softmax_rescale(&row[r], alpha);
       pa_softmax_accumulate(&row[r], pa_warp_sum<kWarpSize>(prob[r]));
 #pragma unroll
@@ -173,8 +186,8 @@ int pa_cuda_simple_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (p->pass != PA_PASS_FORWARD) why = "the simple kernel is forward only";
   else if (p->head_dim > POLYATTN_MAX_HEAD_DIM || p->head_dim_v > POLYATTN_MAX_HEAD_DIM)
     why = "head dims above POLYATTN_MAX_HEAD_DIM";
-  else if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
-    why = "the simple kernel supports dense and BLOCK sparsity only";
+  else if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)
+    why = "the simple kernel runs AUTO_BLOCK only as the BLOCK problem the estimator resolves";
   else if (p->heads_q > 65535 || p->batch > 65535)
     why = "more than 65535 heads or batch entries (grid limit)";
   else if (smem_bytes(p) > dev->smem_optin)

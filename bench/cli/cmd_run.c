@@ -1,11 +1,13 @@
 /* polyattn run: one problem on random inputs; its median time, FLOP rate, and
  * its error against the float64 oracle on a sample of rows (check.h). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "args.h"
 #include "check.h"
 #include "commands.h"
+#include "convert.h"
 #include "setup.h"
 #include "timing.h"
 
@@ -13,6 +15,7 @@ typedef struct run_options {
   attn_config cfg;
   int repeat;
   int check; /* 0: --no-check */
+  int vs_dense; /* --vs-dense */
 } run_options;
 
 static void run_usage(void) {
@@ -34,13 +37,18 @@ static void run_usage(void) {
       "  --sparsity none|block|auto|2:4       (none)\n"
       "  --density X      block: fraction of blocks kept (0.25)\n"
       "  --threshold X    auto: softmax mass to keep (library default 0.95)\n"
+      "  --cutoff X       auto: run dense above this density (library default 0.3; 1: never)\n"
       "  --block N        block size of block/auto masks (64)\n"
       "  --clustered      inputs where each block of keys shares a topic with the\n"
       "                   queries at the same position, so attention is local and\n"
       "                   auto can find a sparse mask (default: i.i.d. normal)\n"
+      "  --structured     inputs with peaked attention: a few dominant directions over\n"
+      "                   random-length segments plus positional locality (setup.c)\n"
       "  --backward       also time and check the backward\n"
       "  --repeat N       timed runs (10)   --seed N (1)   --threads N (CPU workers)\n"
-      "  --no-check       skip the oracle check\n",
+      "  --no-check       skip the oracle check\n"
+      "  --vs-dense       sparse modes: also time the dense forward on the same inputs\n"
+      "                   and report the speed-up and the output's error against it\n",
       CHECK_ROWS);
 }
 
@@ -50,6 +58,7 @@ static int parse_run(int argc, char **argv, run_options *o) {
   attn_config_defaults(c);
   o->repeat = 10;
   o->check = 1;
+  o->vs_dense = 0;
   int32_t kv_heads = 0, dim_v = 0;
   arg_cursor a = {argc, argv, 1, NULL};
   for (; a.i < argc; a.i++) {
@@ -95,6 +104,8 @@ static int parse_run(int argc, char **argv, run_options *o) {
       ok = arg_parse_float("--density", arg_value(&a), 0, 1, &c->density);
     } else if (arg_is(&a, "--threshold")) {
       ok = arg_parse_float("--threshold", arg_value(&a), 0, 1, &c->threshold);
+    } else if (arg_is(&a, "--cutoff")) {
+      ok = arg_parse_float("--cutoff", arg_value(&a), 0, 1, &c->cutoff);
     } else if (arg_is(&a, "--block")) {
       ok = arg_parse_i32("--block", arg_value(&a), 1, 1 << 16, &c->block);
     } else if (arg_is(&a, "--backward")) {
@@ -108,8 +119,12 @@ static int parse_run(int argc, char **argv, run_options *o) {
       ok = arg_parse_i32("--threads", arg_value(&a), 0, 4096, &c->threads);
     } else if (arg_is(&a, "--clustered")) {
       c->clustered = 1;
+    } else if (arg_is(&a, "--structured")) {
+      c->clustered = 2;
     } else if (arg_is(&a, "--no-check")) {
       o->check = 0;
+    } else if (arg_is(&a, "--vs-dense")) {
+      o->vs_dense = 1;
     } else {
       return arg_unknown("run", argv[a.i]);
     }
@@ -124,6 +139,42 @@ static int parse_run(int argc, char **argv, run_options *o) {
     return 0;
   }
   return 1;
+}
+
+/* --vs-dense: the same inputs (same seed and shapes) run dense; the sparse run's
+ * speed-up over it and its output's error against dense attention: the largest
+ * absolute difference and the relative Frobenius error ||O - O_dense|| / ||O_dense||. */
+static int compare_with_dense(polyattn_context *ctx, const attn_run *sparse,
+                              const timing_plan *plan, double sparse_ms) {
+  attn_config dc = sparse->cfg;
+  dc.sparsity = POLYATTN_SPARSITY_NONE;
+  dc.backward = 0;
+  attn_run d;
+  timing_result t;
+  int ok = 0;
+  polyattn_status st = attn_run_setup(&d, ctx, &dc);
+  if (st == POLYATTN_OK) st = time_calls(ctx, attn_forward, &d, plan, &t);
+  if (st == POLYATTN_OK) st = attn_read_forward(&d);
+  if (st != POLYATTN_OK) {
+    fprintf(stderr, "polyattn: the dense run failed: %s: %s\n", polyattn_status_string(st),
+            polyattn_last_error(ctx));
+  } else {
+    const attn_config *c = &sparse->cfg;
+    int64_t no = (int64_t)c->batch * c->seq_q * c->heads * c->dim_v;
+    double max_diff = 0, num = 0, den = 0;
+    for (int64_t i = 0; i < no; i++) {
+      double a = pa_load_f32(sparse->host.o, i, c->dtype), b = pa_load_f32(d.host.o, i, c->dtype);
+      if (fabs(a - b) > max_diff || a != a) max_diff = a != a ? NAN : fabs(a - b);
+      num += (a - b) * (a - b);
+      den += b * b;
+    }
+    printf("vs dense  %10.3f ms  (median of %d)  speed-up %.3fx  max |O - O_dense| %.3g  "
+           "rel. error %.3g\n",
+           t.median_ms, t.runs, t.median_ms / sparse_ms, max_diff, den > 0 ? sqrt(num / den) : 0.0);
+    ok = 1;
+  }
+  attn_run_free(&d);
+  return ok;
 }
 
 static void print_timing(const char *what, const timing_result *t, double flops) {
@@ -184,6 +235,10 @@ int cmd_run(int argc, char **argv) {
     printf("          the block mask keeps %.1f%% of that work: %s on the work done\n",
            100 * work, cli_rate(flops * work / (fwd.median_ms * 1e-3), rate, sizeof rate));
   }
+
+  if (o.vs_dense && c->sparsity != POLYATTN_SPARSITY_NONE &&
+      !compare_with_dense(ctx, &r, &plan, fwd.median_ms))
+    goto done;
 
   if (c->backward) {
     st = time_calls(ctx, attn_backward, &r, &plan, &bwd);

@@ -79,6 +79,67 @@ static void add_topics(const attn_config *c, void *q, void *k, uint64_t *s) {
   free(topic);
 }
 
+/* The structured inputs of attn_config (clustered = 2), for the sparse modes'
+ * accuracy and speed tables: peaked attention with both long-range and local
+ * structure, per (batch entry, kv head):
+ *   - a few dominant directions: STRUCT_TOPICS random directions u_t; the keys are
+ *     cut into segments of 64 to 448 tokens (uniform in steps of 64), each with one
+ *     topic drawn at random, so a query attends to every segment sharing its topic,
+ *     near or far;
+ *   - positional locality: anchor vectors a_m every STRUCT_SPAN positions and, at
+ *     position x, the linear interpolation between the two anchors around it, so
+ *     nearby tokens share most of it;
+ *   - the i.i.d. N(0, 1) noise already in q and k.
+ * q_i and k_j get topic_amp * u_t + local_amp * a(x) added (x = the token's key
+ * position, i + Sk - Sq for queries). With D-dimensional N(0, 1) directions and the
+ * default 1/sqrt(D) scale, a same-topic pair's score gains about topic_amp^2 *
+ * sqrt(D) (2.8 at D = 128) and a neighbour's about local_amp^2 * sqrt(D): peaked,
+ * not one-hot. */
+enum { STRUCT_TOPICS = 8, STRUCT_SPAN = 128 };
+
+static void add_structure(const attn_config *c, void *q, void *k, uint64_t *s) {
+  const double topic_amp = 1.0, local_amp = 0.5;
+  int64_t D = c->dim, nanch = c->seq_k / STRUCT_SPAN + 2;
+  float *topic = malloc((size_t)STRUCT_TOPICS * D * sizeof *topic);
+  float *anchor = malloc((size_t)nanch * D * sizeof *anchor);
+  int32_t *seg_topic = malloc((size_t)(c->seq_k > 0 ? c->seq_k : 1) * sizeof *seg_topic);
+  if (!topic || !anchor || !seg_topic) goto out;
+  int32_t group = c->heads / c->kv_heads;
+  for (int32_t b = 0; b < c->batch; b++)
+    for (int32_t hk = 0; hk < c->kv_heads; hk++) {
+      fill_normal(topic, STRUCT_TOPICS * D, POLYATTN_DTYPE_F32, s);
+      fill_normal(anchor, nanch * D, POLYATTN_DTYPE_F32, s);
+      for (int64_t x = 0; x < c->seq_k;) { /* segments and their topics */
+        int64_t len = 64 * (1 + (int64_t)(rng_uniform(s) * 7));
+        int32_t t = (int32_t)(rng_uniform(s) * STRUCT_TOPICS);
+        for (int64_t e = x + len; x < e && x < c->seq_k; x++) seg_topic[x] = t;
+      }
+      for (int pass = 0; pass < 2; pass++) { /* 0: k, 1: q */
+        int32_t len = pass ? c->seq_q : c->seq_k, heads = pass ? c->heads : c->kv_heads;
+        void *dst = pass ? q : k;
+        for (int32_t i = 0; i < len; i++) {
+          int64_t x = pass ? (int64_t)i + c->seq_k - c->seq_q : i;
+          x = x < 0 ? 0 : (x >= c->seq_k ? c->seq_k - 1 : x);
+          const float *u = topic + (int64_t)seg_topic[x] * D;
+          int64_t m = x / STRUCT_SPAN;
+          double f = (double)(x % STRUCT_SPAN) / STRUCT_SPAN;
+          const float *a0 = anchor + m * D, *a1 = anchor + (m + 1) * D;
+          for (int32_t h = pass ? hk * group : hk; h < (pass ? (hk + 1) * group : hk + 1); h++) {
+            int64_t row = (((int64_t)b * len + i) * heads + h) * D;
+            for (int64_t d = 0; d < D; d++) {
+              double add = topic_amp * u[d] + local_amp * ((1 - f) * a0[d] + f * a1[d]);
+              pa_store_f32(dst, row + d, c->dtype, pa_load_f32(dst, row + d, c->dtype) + (float)add);
+            }
+          }
+        }
+      }
+    }
+out:
+  free(topic);
+  free(anchor);
+  free(seg_topic);
+}
+
 /* ------------------------------------------------------------------- buffers */
 
 static polyattn_status fail(attn_run *r, polyattn_status st, const char *what) {
@@ -152,7 +213,8 @@ polyattn_status attn_run_setup(attn_run *r, polyattn_context *ctx, const attn_co
   fill_normal(h->q, nq, dt, &seed);
   fill_normal(h->k, nk, dt, &seed);
   fill_normal(h->v, nv, dt, &seed);
-  if (c->clustered && c->seq_k > 0) add_topics(c, h->q, h->k, &seed);
+  if (c->clustered == 1 && c->seq_k > 0) add_topics(c, h->q, h->k, &seed);
+  if (c->clustered == 2 && c->seq_k > 0) add_structure(c, h->q, h->k, &seed);
   if (c->backward) fill_normal(h->dout, no, dt, &seed);
   for (int32_t i = 0; i < c->heads; i++) /* the ALiBi paper's geometric slopes */
     h->alibi[i] = (float)pow(2.0, -8.0 * (i + 1) / c->heads);
@@ -196,6 +258,7 @@ polyattn_status attn_run_setup(attn_run *r, polyattn_context *ctx, const attn_co
     TRY(make_tensor(r, 6, &r->mask_out, POLYATTN_DTYPE_U8, 4, sm, NULL, "block_mask_out"));
     p->block_mask_out = &r->mask_out;
     p->block_threshold = (float)c->threshold;
+    p->auto_density_cutoff = (float)c->cutoff;
   }
 
   size_t ws = 0;
@@ -334,11 +397,11 @@ void attn_config_print(const attn_config *c) {
   if (c->sparsity == POLYATTN_SPARSITY_BLOCK)
     printf(" sparsity=block(%d, density %.2f)", c->block, c->density);
   else if (c->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK && c->threshold > 0)
-    printf(" sparsity=auto(%d, threshold %g)", c->block, c->threshold);
+    printf(" sparsity=auto(%d, threshold %g, cutoff %g)", c->block, c->threshold, c->cutoff);
   else if (c->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)
     printf(" sparsity=auto(%d, default threshold)", c->block);
   else if (c->sparsity == POLYATTN_SPARSITY_NM_2_4)
     printf(" sparsity=2:4");
-  if (c->clustered) printf(" clustered");
+  if (c->clustered) printf(c->clustered == 2 ? " structured" : " clustered");
   printf(" seed=%llu\n", (unsigned long long)c->seed);
 }

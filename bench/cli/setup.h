@@ -20,13 +20,16 @@ typedef struct attn_config {
   polyattn_sparsity sparsity;
   double density;   /* BLOCK: fraction of blocks kept in the random mask */
   double threshold; /* AUTO_BLOCK: block_threshold (0: the library's default) */
+  double cutoff;    /* AUTO_BLOCK: auto_density_cutoff (0: the library's default) */
   int32_t block;    /* block_q = block_k for BLOCK / AUTO_BLOCK */
   int backward;
   uint64_t seed;
   /* 0: i.i.d. normal inputs. 1: every block of `block` tokens of a (batch, kv
    * head) shares a random "topic" added to its q and k rows, so attention
    * concentrates on matching blocks (what AUTO_BLOCK can find; i.i.d. inputs
-   * spread the mass and AUTO_BLOCK correctly runs dense). */
+   * spread the mass and AUTO_BLOCK correctly runs dense). 2: structured inputs
+   * (setup.c, add_structure): a few dominant topic directions over random-length
+   * segments plus a positional component that varies smoothly. */
   int clustered;
 } attn_config;
 

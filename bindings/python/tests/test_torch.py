@@ -4,8 +4,7 @@ torch.compile, streams, varlen, KV cache and DLPack.
 
 Runs on CPU tensors wherever torch is installed, and on CUDA tensors as well when a
 GPU and polyattn's CUDA module are usable; skipped (reported) without torch. On CUDA
-the backward runs the simple fp32 kernel (backends/cuda/bwd_simple.cu); AUTO_BLOCK
-forward on CUDA is issue 5 and skipped.
+the backward runs the simple fp32 kernel (backends/cuda/bwd_simple.cu).
 """
 
 import numpy as np
@@ -141,8 +140,6 @@ def _fwd_args(dev, dtype, requires_grad, sparsity=0, causal=True):
                                       capi.SPARSITY_AUTO_BLOCK])
 def test_opcheck_fwd(dev, sparsity):
     from polyattn import _torch  # noqa: F401 (registers the ops)
-    if dev == "cuda" and sparsity == capi.SPARSITY_AUTO_BLOCK:
-        pytest.skip("AUTO_BLOCK on CUDA is issue 5")
     torch.library.opcheck(torch.ops.polyattn.fwd.default,
                           _fwd_args(dev, torch.float32, True, sparsity))
 

@@ -1,0 +1,338 @@
+/* AUTO_BLOCK on CUDA: common/autoblock.c's estimator on the GPU, then the problem
+ * handed on as BLOCK with the chosen mask in the workspace.
+ *
+ * Enqueued on the caller's stream, without synchronising (the dense-or-sparse
+ * decision is made on the device, so the call stays capturable in a graph):
+ *   1. zero the counters and the mask;
+ *   2. pool_k:  mean of each key block's K rows per (b, kv head), in double;
+ *   3. choose:  per (b, h, query block) the pooled Q, the block scores and masses,
+ *               the kept set (forced blocks, then the candidates bitonic-sorted by
+ *               decreasing mass, until the threshold), written as mask bytes;
+ *               kept / allowed counted;
+ *   4. settle:  if kept / allowed > auto_density_cutoff, every mask byte becomes 1
+ *               (the kernel then computes dense attention: BLOCK with an all-ones
+ *               mask is dense); the used mask is copied to block_mask_out.
+ * Then any kernel that runs BLOCK runs the resolved problem.
+ *
+ * Agreement with the CPU estimator: every sum is taken in the CPU's order (rows in
+ * order for the means, dims in order for the dot products, key blocks in order for
+ * the total, the forced blocks then the sorted candidates for the kept mass), with
+ * _rn intrinsics so nvcc cannot fuse a multiply and an add the CPU keeps separate
+ * (common/ is built with -std=c11 and no -mfma, so GCC does not contract there).
+ * exp (and tanh under softcap) are CUDA's, within 1 ulp of glibc's but not always
+ * equal: a block whose cumulative mass lands within a few ulps of
+ * block_threshold x total, or two candidate masses equal to the last ulp, can be
+ * chosen differently. Nothing else differs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "block_ctx.cuh"
+#include "convert.h"
+#include "kernels.h"
+#include "mask.h"
+
+namespace {
+
+enum { CHOOSE_THREADS = 128, POOL_MAX_THREADS = 256 };
+
+struct auto_layout {
+  size_t counters; /* 2 x uint64: allowed, kept */
+  size_t mask;     /* [B][Hq][mask_qblocks][mask_kblocks] bytes */
+  size_t kbar;     /* [B][Hkv][D][mask_kblocks] doubles (dims outer: coalesced reads) */
+  size_t end;      /* the kernel's own workspace starts here (256-aligned) */
+};
+
+size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+auto_layout make_layout(const pa_problem *p) {
+  auto_layout L;
+  L.counters = 0;
+  L.mask = 256;
+  const size_t mask_bytes =
+      (size_t)p->batch * p->heads_q * (size_t)p->mask_qblocks * (size_t)p->mask_kblocks;
+  L.kbar = align_up(L.mask + mask_bytes, 256);
+  L.end = align_up(L.kbar + (size_t)p->batch * p->heads_kv * (size_t)p->head_dim *
+                                (size_t)p->mask_kblocks * sizeof(double),
+                   256);
+  return L;
+}
+
+/* The choose kernel's shared memory: qbar[D]; per key block e (double: score, then
+ * mass), n (int32) and the kept byte; the candidates' sort keys (double) and
+ * indices (int32), padded to a power of two. */
+int sort_size(const pa_problem *p) {
+  int n = 1;
+  while (n < p->mask_kblocks) n <<= 1;
+  return n;
+}
+
+size_t choose_smem(const pa_problem *p) {
+  return (size_t)p->head_dim * 8 + (size_t)p->mask_kblocks * (8 + 4 + 1) + 7 +
+         (size_t)sort_size(p) * (8 + 4);
+}
+
+/* Above 48 KiB the kernel opts in; 96 KiB fits every sm_80+ part (sm_86/89: 99 KiB). */
+enum { CHOOSE_SMEM_MAX = 96 * 1024 };
+
+/* Grid: (mask_kblocks, heads_kv, batch); thread d of the block: dims d, d + blockDim... */
+__global__ void pool_k_kernel(const __grid_constant__ pa_problem p, double *kbar) {
+  const int kb = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const pa_mask m = pa_problem_mask(&p, &seq);
+  const int64_t len_k = m.len_k; /* seqused_k applied */
+  const int64_t k0 = (int64_t)kb * p.block_k;
+  const int64_t k1 = k0 + p.block_k < len_k ? k0 + p.block_k : len_k;
+  if (k0 >= k1) return; /* the CPU leaves these unset and never reads them */
+  double *dst = kbar + ((int64_t)b * p.heads_kv + hk) * p.head_dim * p.mask_kblocks;
+  for (int d = threadIdx.x; d < p.head_dim; d += blockDim.x) {
+    double sum = 0.0;
+    for (int64_t r = k0; r < k1; ++r)
+      sum = __dadd_rn(sum, (double)pa_load_f32(p.k.ptr, pa_view_row(&p.k, b, r, seq.k_start, hk) + d,
+                                               p.dtype));
+    dst[(int64_t)d * p.mask_kblocks + kb] = sum / (double)(k1 - k0);
+  }
+}
+
+/* pa_score_f64 of common/mask.h, with the same operation order, unfused. */
+__device__ double score_f64(double dot, double scale, double softcap, double slope,
+                            const pa_mask *m, int64_t i, int64_t j) {
+  double s = __dmul_rn(dot, scale);
+  if (softcap > 0.0) s = __dmul_rn(softcap, tanh(s / softcap));
+  if (slope != 0.0) {
+    int64_t dist = pa_mask_diag(m, i) - j;
+    if (dist < 0) dist = -dist;
+    s = __dsub_rn(s, __dmul_rn(slope, (double)dist));
+  }
+  return s;
+}
+
+/* Candidate a goes before b: larger mass, then lower key block (the CPU's qsort
+ * order, cand_cmp); non-candidates and padding carry key -2, so they sort last. */
+__device__ __forceinline__ bool before(double ka, int ia, double kb, int ib) {
+  return ka > kb || (ka == kb && ia < ib);
+}
+
+/* Grid: (mask_qblocks, heads_q, batch), CHOOSE_THREADS threads. */
+__global__ void __launch_bounds__(CHOOSE_THREADS)
+    choose_kernel(const __grid_constant__ pa_problem p, const double *kbar, uint8_t *mask,
+                  unsigned long long *counters, int nsort) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
+  const int nkb = p.mask_kblocks, D = p.head_dim, bk = p.block_k;
+  const int hk = h / (p.heads_q / p.heads_kv);
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int64_t i0 = (int64_t)qb * p.block_q;
+  if (i0 >= seq.len_q) return; /* the mask row stays 0, as on the CPU */
+  const int64_t i1 = i0 + p.block_q < seq.len_q ? i0 + p.block_q : seq.len_q;
+  const pa_mask m = pa_problem_mask(&p, &seq);
+  const int64_t len_k = m.len_k;
+
+  double *qbar = (double *)smem;
+  double *e = qbar + D;          /* [nkb] score, then mass */
+  double *key = e + nkb;         /* [nsort] sort keys */
+  int *n = (int *)(key + nsort); /* [nkb] allowed keys */
+  int *idx = n + nkb;            /* [nsort] */
+  uint8_t *row = (uint8_t *)(idx + nsort);
+  __shared__ double warp_max[CHOOSE_THREADS / 32];
+  __shared__ double mass_s, target_s;
+  __shared__ int n_cand;
+
+  /* the mean of the block's Q rows, each dim summed in row order */
+  for (int d = tid; d < D; d += CHOOSE_THREADS) {
+    double sum = 0.0;
+#pragma unroll 8
+    for (int64_t r = i0; r < i1; ++r)
+      sum = __dadd_rn(sum, (double)pa_load_f32(p.q.ptr, pa_view_row(&p.q, b, r, seq.q_start, h) + d,
+                                               p.dtype));
+    qbar[d] = sum / (double)(i1 - i0);
+  }
+  __syncthreads();
+
+  int64_t lo, hi;
+  pa_mask_rows_range(&m, i0, i1, &lo, &hi);
+  const double slope = (double)pa_problem_alibi_slope(&p, b, h);
+  const double *kb_base = kbar + ((int64_t)b * p.heads_kv + hk) * D * nkb;
+  double my_max = -INFINITY;
+  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
+    const int64_t k0 = (int64_t)kb * bk, k1 = k0 + bk < len_k ? k0 + bk : len_k;
+    const int64_t a = k0 > lo ? k0 : lo, z = k1 < hi ? k1 : hi;
+    n[kb] = z > a ? (int)(z - a) : 0;
+    row[kb] = 0;
+    if (!n[kb]) continue;
+    double dot = 0.0;
+#pragma unroll 8
+    for (int d = 0; d < D; ++d) dot = __dadd_rn(dot, __dmul_rn(qbar[d], kb_base[(int64_t)d * nkb + kb]));
+    e[kb] = score_f64(dot, (double)p.scale, (double)p.softcap, slope, &m, i0 + (i1 - i0 - 1) / 2,
+                      a + (n[kb] - 1) / 2);
+    my_max = fmax(my_max, e[kb]);
+  }
+  /* max is exact in any order */
+  for (int o = 16; o; o >>= 1) my_max = fmax(my_max, __shfl_xor_sync(0xffffffffu, my_max, o));
+  if (tid % 32 == 0) warp_max[tid / 32] = my_max;
+  __syncthreads();
+  double max_e = warp_max[0];
+  for (int w = 1; w < CHOOSE_THREADS / 32; ++w) max_e = fmax(max_e, warp_max[w]);
+  if (max_e == -INFINITY) return; /* nothing allowed */
+
+  /* masses (in place of e), forced blocks, the candidates' sort keys */
+  int64_t d0 = pa_mask_diag(&m, i0), d1 = pa_mask_diag(&m, i1 - 1);
+  d0 = d0 < 0 ? 0 : d0 >= len_k ? len_k - 1 : d0;
+  d1 = d1 < 0 ? 0 : d1 >= len_k ? len_k - 1 : d1;
+  for (int x = tid; x < nsort; x += CHOOSE_THREADS) {
+    key[x] = -2.0;
+    idx[x] = x;
+    if (x >= nkb || !n[x]) continue;
+    e[x] = __dmul_rn((double)n[x], exp(__dsub_rn(e[x], max_e)));
+    const int forced = x == 0 || (x >= d0 / bk && x <= d1 / bk);
+    if (forced || p.block_threshold >= 1.0f) row[x] = 1;
+    else key[x] = e[x];
+  }
+  __syncthreads();
+
+  /* thread 0: the total and the forced blocks' mass, in key-block order (the CPU's
+   * sums); meanwhile everyone sorts the candidates (decreasing mass, then kb) */
+  if (tid == 0) {
+    double total = 0.0, mass = 0.0;
+#pragma unroll 4
+    for (int kb = 0; kb < nkb; ++kb) {
+      if (!n[kb]) continue;
+      total = __dadd_rn(total, e[kb]);
+      if (row[kb]) mass = __dadd_rn(mass, e[kb]);
+    }
+    mass_s = mass;
+    target_s = __dmul_rn((double)p.block_threshold, total);
+  }
+  int cand = 0;
+  for (int x = tid; x < nkb; x += CHOOSE_THREADS) cand += key[x] >= 0.0;
+  for (int o = 16; o; o >>= 1) cand += __shfl_xor_sync(0xffffffffu, cand, o);
+  if (tid == 0) n_cand = 0;
+  __syncthreads();
+  if (tid % 32 == 0) atomicAdd(&n_cand, cand);
+  for (int k = 2; k <= nsort; k <<= 1) /* bitonic sort, `before` order */
+    for (int j = k >> 1; j > 0; j >>= 1) {
+      __syncthreads();
+      for (int x = tid; x < nsort; x += CHOOSE_THREADS) {
+        const int l = x ^ j;
+        if (l <= x) continue;
+        const bool up = (x & k) == 0;
+        const bool swap = up ? before(key[l], idx[l], key[x], idx[x])
+                             : before(key[x], idx[x], key[l], idx[l]);
+        if (swap) {
+          const double tk = key[x];
+          key[x] = key[l];
+          key[l] = tk;
+          const int ti = idx[x];
+          idx[x] = idx[l];
+          idx[l] = ti;
+        }
+      }
+    }
+  __syncthreads();
+
+  if (tid == 0) { /* candidates in order until the threshold (the CPU's loop) */
+    double mass = mass_s;
+    const double target = target_s;
+    for (int c = 0; c < n_cand && mass < target; ++c) {
+      row[idx[c]] = 1;
+      mass = __dadd_rn(mass, key[c]);
+    }
+  }
+  __syncthreads();
+  int allowed = 0, kept = 0;
+  uint8_t *dst = mask + (((int64_t)b * p.heads_q + h) * p.mask_qblocks + qb) * nkb;
+  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
+    dst[kb] = row[kb];
+    allowed += n[kb] != 0;
+    kept += row[kb];
+  }
+  for (int o = 16; o; o >>= 1) {
+    allowed += __shfl_xor_sync(0xffffffffu, allowed, o);
+    kept += __shfl_xor_sync(0xffffffffu, kept, o);
+  }
+  if (tid % 32 == 0) {
+    atomicAdd(&counters[0], (unsigned long long)allowed);
+    atomicAdd(&counters[1], (unsigned long long)kept);
+  }
+}
+
+/* One thread per mask byte: all ones when the density is above the cut-off; the
+ * used mask to block_mask_out. */
+__global__ void settle_kernel(const __grid_constant__ pa_problem p, uint8_t *mask,
+                              const unsigned long long *counters, int64_t total) {
+  const int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+  if (x >= total) return;
+  const unsigned long long allowed = counters[0], kept = counters[1];
+  const double density = allowed ? (double)kept / (double)allowed : 1.0;
+  const bool dense = density > (double)p.auto_density_cutoff;
+  const uint8_t v = dense ? 1 : mask[x];
+  mask[x] = v;
+  const pa_view *mo = &p.block_mask_out;
+  if (mo->buf && mo->ptr) {
+    const int nkb = p.mask_kblocks, nqb = p.mask_qblocks;
+    const int64_t kb = x % nkb, qb = x / nkb % nqb, h = x / ((int64_t)nkb * nqb) % p.heads_q,
+                  b = x / ((int64_t)nkb * nqb * p.heads_q);
+    ((uint8_t *)mo->ptr)[b * mo->stride_b + h * mo->stride_h + qb * mo->stride_s + kb] = v;
+  }
+}
+
+} /* namespace */
+
+extern "C" {
+
+int pa_cuda_auto_block_supports(const pa_problem *p, pa_error *err) {
+  if (choose_smem(p) > CHOOSE_SMEM_MAX) {
+    if (err)
+      snprintf(err->msg, sizeof err->msg,
+               "AUTO_BLOCK on CUDA takes at most about %d key blocks (Sk / block_k); this "
+               "problem has %d",
+               (int)(CHOOSE_SMEM_MAX / 25), p->mask_kblocks);
+    return 0;
+  }
+  return 1;
+}
+
+size_t pa_cuda_auto_block_workspace(const pa_problem *p) { return make_layout(p).end; }
+
+void pa_cuda_auto_block_as_block(const pa_problem *p, void *workspace, pa_problem *r) {
+  *r = *p;
+  r->sparsity = POLYATTN_SPARSITY_BLOCK;
+  memset(&r->block_mask, 0, sizeof r->block_mask);
+  memset(&r->block_mask_out, 0, sizeof r->block_mask_out);
+  const auto_layout L = make_layout(p);
+  r->block_mask.buf = p->q.buf; /* any non-NULL marks the view present */
+  r->block_mask.ptr = workspace ? (char *)workspace + L.mask : NULL;
+  r->block_mask.stride_b = (int64_t)p->heads_q * p->mask_qblocks * p->mask_kblocks;
+  r->block_mask.stride_h = (int64_t)p->mask_qblocks * p->mask_kblocks;
+  r->block_mask.stride_s = p->mask_kblocks;
+}
+
+cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cudaStream_t stream,
+                                       pa_problem *r) {
+  if (!workspace) return cudaErrorInvalidValue;
+  const auto_layout L = make_layout(p);
+  char *ws = (char *)workspace;
+  cudaError_t e = cudaMemsetAsync(ws, 0, L.kbar, stream); /* counters and mask */
+  if (e != cudaSuccess) return e;
+  pa_cuda_auto_block_as_block(p, workspace, r);
+  if (p->batch <= 0 || p->heads_q <= 0 || p->mask_qblocks <= 0 || p->mask_kblocks <= 0)
+    return cudaSuccess;
+  double *kbar = (double *)(ws + L.kbar);
+  uint8_t *mask = (uint8_t *)(ws + L.mask);
+  unsigned long long *counters = (unsigned long long *)(ws + L.counters);
+  const int pool_threads = p->head_dim < POOL_MAX_THREADS ? p->head_dim : POOL_MAX_THREADS;
+  pool_k_kernel<<<dim3(p->mask_kblocks, p->heads_kv, p->batch), pool_threads, 0, stream>>>(*p, kbar);
+  const size_t smem = choose_smem(p);
+  if (smem > 48 * 1024) {
+    /* not a stream operation: allowed while the stream is being captured */
+    e = cudaFuncSetAttribute((const void *)choose_kernel,
+                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return e;
+  }
+  choose_kernel<<<dim3(p->mask_qblocks, p->heads_q, p->batch), CHOOSE_THREADS, smem, stream>>>(
+      *p, kbar, mask, counters, sort_size(p));
+  const int64_t total = (int64_t)p->batch * p->heads_q * p->mask_qblocks * p->mask_kblocks;
+  settle_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(*p, mask, counters, total);
+  return cudaGetLastError();
+}
+
+} /* extern "C" */
