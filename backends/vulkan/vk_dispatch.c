@@ -42,6 +42,7 @@ typedef struct pa_vk_choice {
   pa_vk_kernel kernel;
   int32_t bq, bk, tpr;
   int32_t qblocks, splits;
+  int32_t keys_per_lane; /* the decode kernel's U (its spec constant 6) */
   size_t workspace;
 } pa_vk_choice;
 
@@ -188,12 +189,26 @@ static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
 }
 
 /* Loop iterations one invocation of fwd_decode.comp runs per iteration of its key
- * loop, an upper bound (loads, dots and shuffles, masks, softmax, P V). */
-static int64_t decode_loop_iterations(int32_t r, int32_t c, int32_t dl) {
-  int64_t u = r <= 4 ? 4 : 2, shuffles = 0;
-  for (int32_t o = dl / 2; o > 0; o /= 2) ++shuffles;
-  return u * 2 * c + u * (c * 4 + 8 * c + r * (8 * c + shuffles + 2)) +
-         r * (8 * c + u * (1 + c * 12) + 4) + 8;
+ * loop, an upper bound (loads, unpacking, dots, the reduce-scatter, the pairs'
+ * softmax and shuffles, P V). */
+static int64_t decode_loop_iterations(int32_t r, int32_t c, int32_t dl, int32_t u) {
+  int64_t rp = r <= 1 ? 1 : r <= 2 ? 2 : r <= 4 ? 4 : 8, nv = u * rp, stages = 0;
+  for (int32_t o = dl / 2; o > 0; o /= 2) ++stages;
+  int64_t nown = nv >= dl ? nv / dl : 1;
+  return u * 2 * c + u * (c * 4 + 8 * c + rp * (8 * c + 1)) + 2 * stages + nv +
+         nown * (2 * u + 8) + r * (8 * c + 1) + u * (c * 12 + r * (8 * c + 1)) + 16;
+}
+
+/* Keys per key lane per iteration of the decode kernel: 4 for up to 4 rows, else 2,
+ * at most DL (so a lane's pairs after the scatter share one key); a power of two.
+ * POLYATTN_VULKAN_DECODE_U overrides it (a tuning aid; still capped by DL). */
+static int32_t decode_keys_per_lane(int64_t rows, int32_t dl) {
+  int32_t u = rows <= 4 ? 4 : 2;
+  const char *force = getenv("POLYATTN_VULKAN_DECODE_U");
+  if (force && *force) u = atoi(force);
+  int32_t p = 1;
+  while (p * 2 <= u && p * 2 <= dl) p *= 2;
+  return p;
 }
 
 /* The decode kernel (fwd_decode.comp): a workgroup per (split, kv head, batch
@@ -221,12 +236,12 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   int32_t dl = 1;
   while (!why && dl * 2 <= (int32_t)ctx->lim.subgroup_min && dl * 2 <= 32 && (d / 8) % (dl * 2) == 0)
     dl *= 2;
-  const int32_t kl = 128 / dl, chunks = d / (8 * dl);
-  if (!why && ((int64_t)kl * d + 3 * kl) * 4 > ctx->lim.shared_bytes)
+  const int32_t kl = 128 / dl, chunks = d / (8 * dl), u = decode_keys_per_lane(rows, dl);
+  if (!why && ((int64_t)kl * d + (2 * rows + 1) * kl) * 4 > ctx->lim.shared_bytes)
     why = "its merge buffer exceeds the device's shared memory";
   if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "the Vulkan decode kernel: %s", why);
 
-  const int32_t step = kl * (rows <= 4 ? 4 : 2);
+  const int32_t step = kl * u;
   const int64_t iters = ((int64_t)p->seqlen_k + step - 1) / step;
   const int64_t tasks = (int64_t)p->batch * p->heads_kv;
   int64_t splits = ((int64_t)ctx->lim.compute_units * 8 + tasks - 1) / tasks;
@@ -234,7 +249,7 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   const char *force = getenv("POLYATTN_VULKAN_SPLITS");
   if (force && *force) splits = atoi(force);
   if (ctx->lim.loop_budget > 0) { /* llvmpipe: keep under its loop limiter */
-    int64_t per = decode_loop_iterations((int32_t)rows, chunks, dl);
+    int64_t per = decode_loop_iterations((int32_t)rows, chunks, dl, u);
     int64_t iters_max = (ctx->lim.loop_budget - 200 * rows) / per;
     if (iters_max < 1) iters_max = 1;
     if ((iters + iters_max - 1) / iters_max > splits) splits = (iters + iters_max - 1) / iters_max;
@@ -245,6 +260,7 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   c->bq = (int32_t)rows; /* spec constants R, SQ, DL in the BQ, BK, TPR slots */
   c->bk = p->seqlen_q;
   c->tpr = dl;
+  c->keys_per_lane = u;
   c->qblocks = 1;
   c->splits = (int32_t)splits;
   return POLYATTN_OK;
@@ -455,10 +471,12 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
 
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
-  const int32_t threads = c.kernel == PA_VK_KERNEL_DECODE     ? 128
-                          : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
-                                                              : c.bq * c.tpr;
-  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, threads};
+  /* spec constant 6: the workgroup size; the decode kernel's is fixed (128) and
+   * the slot carries its keys per lane (U) */
+  const int32_t slot6 = c.kernel == PA_VK_KERNEL_DECODE     ? c.keys_per_lane
+                        : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
+                                                            : c.bq * c.tpr;
+  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, slot6};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;
   if ((st = pa_vk_pipeline_get(ctx, c.kernel, spec, &fwd, err)) != POLYATTN_OK) return st;

@@ -123,6 +123,10 @@ typedef struct pa_vk_ctx {
   uint32_t coopmat2_reserved_shared, coopmat2_max_invocations;
   uint32_t coopmat2_threads; /* the kernel's workgroup size on this device */
   VkPipelineCache cache;
+  /* POLYATTN_VULKAN_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_
+   * properties: each new pipeline's compiler statistics (registers, spills, ...)
+   * are printed to stderr, for tuning. */
+  int pipeline_stats;
   pa_vk_pipeline pipes[PA_VK_MAX_PIPELINES];
   int npipes;
 
