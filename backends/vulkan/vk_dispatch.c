@@ -161,15 +161,23 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
     bq = a, bk = k;
   }
   const int nm24 = p->sparsity == POLYATTN_SPARSITY_NM_2_4;
-  const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + ctx->coopmat2_reserved_shared;
+  const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + (int64_t)bq * 16 + ctx->coopmat2_reserved_shared;
   if (shared > ctx->lim.shared_bytes)
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "POLYATTN_VULKAN_KERNEL=coopmat2: tiles %dx%d need %lld bytes of shared memory "
                       "(the device has %u)", (int)bq, (int)bk, (long long)shared, ctx->lim.shared_bytes);
+  /* spec constant 4 (TPR in the other kernels): bit 0 the 2:4 round trip, bit 1 the
+   * row state in shared memory, bit 2 K/V prefetch (vk_tune.h; the variables
+   * POLYATTN_VULKAN_COOPMAT2_ROWSH and _PREFETCH = 0|1 override them, tuning aids) */
+  int rowsh = PA_VK_COOPMAT2_ROWSH, prefetch = PA_VK_COOPMAT2_PREFETCH;
+  const char *env = getenv("POLYATTN_VULKAN_COOPMAT2_ROWSH");
+  if (env && *env) rowsh = atoi(env) != 0;
+  env = getenv("POLYATTN_VULKAN_COOPMAT2_PREFETCH");
+  if (env && *env) prefetch = atoi(env) != 0;
   c->kernel = PA_VK_KERNEL_COOPMAT2;
   c->bq = bq;
   c->bk = bk;
-  c->tpr = nm24;
+  c->tpr = nm24 | rowsh << 1 | prefetch << 2;
   c->qblocks = (p->seqlen_q + bq - 1) / bq;
   return POLYATTN_OK;
 }

@@ -26,6 +26,12 @@
  * to 256) on devices that run it, the scalar kernel for the rest. It passed the fp16
  * sweep on the H200 (58 cases; docs/decisions.md 40, 44, 45). */
 #define PA_VK_COOPMAT2_DEFAULT 1
+/* 1: the coopmat2 kernel keeps each row's maximum and rescale factor in shared
+ * memory rather than as matrices smeared over a tile (fwd_coopmat2.comp, ROWSH):
+ * fewer registers, one barrier per key tile. */
+#define PA_VK_COOPMAT2_ROWSH 1
+/* 1: the coopmat2 kernel requests each tile's K and V one step ahead (PREFETCH). */
+#define PA_VK_COOPMAT2_PREFETCH 1
 #define PA_VK_COOPMAT2_BQ 64
 #define PA_VK_COOPMAT2_BK 64
 #define PA_VK_COOPMAT2_BK_LARGE_D 32
