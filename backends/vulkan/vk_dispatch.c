@@ -43,6 +43,7 @@ typedef struct pa_vk_choice {
   int32_t bq, bk, tpr;
   int32_t qblocks, splits;
   int32_t keys_per_lane; /* the decode kernel's U (its spec constant 6) */
+  int32_t threads;       /* the coopmat2 kernels' workgroup size */
   size_t workspace;
 } pa_vk_choice;
 
@@ -134,6 +135,29 @@ static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, p
                     "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
 }
 
+/* A view's element offset and strides are multiples of `n` elements. */
+static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
+  return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
+         v->stride_h % n == 0;
+}
+
+/* The subgroup-scope coopmat2 kernel (fwd_coopmat2_sg.comp) takes the case: 16-byte
+ * rows of Q, K and V, head dims multiples of 8, O on even elements, no 2:4, a fixed
+ * subgroup size, and its workgroup and shared memory fit. */
+static int coopmat2_sg_takes(const pa_vk_ctx *ctx, const pa_problem *p, int32_t bq, int32_t bk) {
+  const uint32_t sgs = ctx->lim.subgroup_size;
+  if (!ctx->mod_coopmat2_sg || ctx->lim.subgroup_min != sgs || sgs < 16) return 0;
+  if (p->sparsity == POLYATTN_SPARSITY_NM_2_4 || p->head_dim % 8 || p->head_dim_v % 8) return 0;
+  if (!view_aligned(&p->q, 2, 8) || !view_aligned(&p->k, 2, 8) || !view_aligned(&p->v, 2, 8) ||
+      !view_aligned(&p->o, 2, 2))
+    return 0;
+  const int64_t threads = (int64_t)bq / 16 * sgs;
+  const int64_t dp = (p->head_dim + 15) / 16 * 16, dvp = (p->head_dim_v + 15) / 16 * 16;
+  const int64_t stride = (dp > dvp ? dp : dvp) + 8, rows = bq > 2 * bk ? bq : 2 * bk;
+  const int64_t shared = rows * stride * 2 + (int64_t)bq * 16 * 4;
+  return threads <= ctx->lim.max_invocations && shared <= ctx->lim.shared_bytes;
+}
+
 /* The coopmat2 kernel (NV cooperative matrix 2): fp16, head dims up to 256 (any:
  * padded to 16 inside), every mask, softcap, ALiBi, varlen, LSE and split; 2:4 takes
  * a shared-memory round trip of the scores (spec slot 4, TPR in the other kernels,
@@ -178,7 +202,25 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
   c->bq = bq;
   c->bk = bk;
   c->tpr = nm24 | rowsh << 1 | prefetch << 2;
-  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+  c->threads = (int32_t)ctx->coopmat2_threads;
+  /* The subgroup-scope form (PA_VK_COOPMAT2_SUBGROUP; POLYATTN_VULKAN_COOPMAT2_SCOPE=
+   * subgroup|workgroup overrides it, a tuning aid) where it takes the case: BQ rows
+   * per workgroup, 16 per subgroup. */
+  int sg = PA_VK_COOPMAT2_SUBGROUP;
+  env = getenv("POLYATTN_VULKAN_COOPMAT2_SCOPE");
+  if (env && *env) sg = !strcmp(env, "subgroup");
+  if (sg) {
+    int32_t sbq = PA_VK_COOPMAT2_SG_BQ, sbk = PA_VK_COOPMAT2_SG_BK;
+    if (tiles && *tiles) sbq = bq, sbk = bk;
+    if (coopmat2_sg_takes(ctx, p, sbq, sbk)) {
+      c->kernel = PA_VK_KERNEL_COOPMAT2_SG;
+      c->bq = sbq;
+      c->bk = sbk;
+      c->tpr = 8;
+      c->threads = sbq / 16 * (int32_t)ctx->lim.subgroup_size;
+    }
+  }
+  c->qblocks = (p->seqlen_q + c->bq - 1) / c->bq;
   return POLYATTN_OK;
 }
 
@@ -188,12 +230,6 @@ static size_t dtype_size(polyattn_dtype t) { return t == POLYATTN_DTYPE_F32 ? 4 
  * query row, Dv floats of O then m and l (io.glsl's pa_ws_row). */
 static size_t split_workspace(const pa_problem *p, int32_t splits) {
   return (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
-}
-
-/* A view's element offset and strides are multiples of `n` elements. */
-static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
-  return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
-         v->stride_h % n == 0;
 }
 
 /* Loop iterations one invocation of fwd_decode.comp runs per iteration of its key
@@ -481,9 +517,9 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
   /* spec constant 6: the workgroup size; the decode kernel's is fixed (128) and
    * the slot carries its keys per lane (U) */
-  const int32_t slot6 = c.kernel == PA_VK_KERNEL_DECODE     ? c.keys_per_lane
-                        : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
-                                                            : c.bq * c.tpr;
+  const int32_t slot6 = c.kernel == PA_VK_KERNEL_DECODE                                       ? c.keys_per_lane
+                        : c.kernel == PA_VK_KERNEL_COOPMAT2 || c.kernel == PA_VK_KERNEL_COOPMAT2_SG ? c.threads
+                                                                                              : c.bq * c.tpr;
   const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, slot6};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;

@@ -25,6 +25,9 @@ static const uint32_t spv_coopmat_nv[] =
 static const uint32_t spv_coopmat2[] =
 #include "fwd_coopmat2.spv.inc"
     ;
+static const uint32_t spv_coopmat2_sg[] =
+#include "fwd_coopmat2_sg.spv.inc"
+    ;
 #endif
 #if PA_VK_HAVE_COOPMAT_KHR
 static const uint32_t spv_coopmat_khr[] =
@@ -78,6 +81,8 @@ polyattn_status pa_vk_pipelines_init(pa_vk_ctx *ctx, pa_error *err) {
 #if PA_VK_HAVE_COOPMAT2
   if (st == POLYATTN_OK && ctx->lim.coopmat2)
     st = make_module(ctx, spv_coopmat2, sizeof spv_coopmat2, &ctx->mod_coopmat2, err);
+  if (st == POLYATTN_OK && ctx->lim.coopmat2 && ctx->lim.coopmat_khr)
+    st = make_module(ctx, spv_coopmat2_sg, sizeof spv_coopmat2_sg, &ctx->mod_coopmat2_sg, err);
 #endif
   return st;
 }
@@ -90,6 +95,7 @@ void pa_vk_pipelines_destroy(pa_vk_ctx *ctx) {
   if (ctx->mod_decode) vkDestroyShaderModule(ctx->device, ctx->mod_decode, NULL);
   if (ctx->mod_coopmat) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat, NULL);
   if (ctx->mod_coopmat2) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat2, NULL);
+  if (ctx->mod_coopmat2_sg) vkDestroyShaderModule(ctx->device, ctx->mod_coopmat2_sg, NULL);
   if (ctx->cache) vkDestroyPipelineCache(ctx->device, ctx->cache, NULL);
   if (ctx->pipe_layout) vkDestroyPipelineLayout(ctx->device, ctx->pipe_layout, NULL);
   if (ctx->set_layout) vkDestroyDescriptorSetLayout(ctx->device, ctx->set_layout, NULL);
@@ -158,6 +164,7 @@ polyattn_status pa_vk_pipeline_get(pa_vk_ctx *ctx, pa_vk_kernel kernel, const in
                           : kernel == PA_VK_KERNEL_COOPMAT  ? ctx->mod_coopmat
                           : kernel == PA_VK_KERNEL_DECODE   ? ctx->mod_decode
                           : kernel == PA_VK_KERNEL_COOPMAT2 ? ctx->mod_coopmat2
+                          : kernel == PA_VK_KERNEL_COOPMAT2_SG ? ctx->mod_coopmat2_sg
                                                             : ctx->mod_scalar,
                 .pName = "main",
                 .pSpecializationInfo = &si},

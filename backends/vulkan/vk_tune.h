@@ -32,6 +32,12 @@
 #define PA_VK_COOPMAT2_ROWSH 1
 /* 1: the coopmat2 kernel requests each tile's K and V one step ahead (PREFETCH). */
 #define PA_VK_COOPMAT2_PREFETCH 1
+/* 1: the subgroup-scope coopmat2 kernel (fwd_coopmat2_sg.comp: 16 x 16 tiles, 16 rows
+ * per subgroup, K/V staged in shared memory once per workgroup) where it takes the
+ * case; its tiles: query rows per workgroup (16 per subgroup) x keys. */
+#define PA_VK_COOPMAT2_SUBGROUP 0
+#define PA_VK_COOPMAT2_SG_BQ 64
+#define PA_VK_COOPMAT2_SG_BK 32
 #define PA_VK_COOPMAT2_BQ 64
 #define PA_VK_COOPMAT2_BK 64
 #define PA_VK_COOPMAT2_BK_LARGE_D 32

@@ -24,12 +24,15 @@ show "$L/dec32k.log"
 step sweep-default 50 env POLYATTN_TEST_BACKENDS=vulkan test_forward --filter 'forward/sweep' --jobs 14
 grep -E 'Synthesis|FAIL' "$L/sweep-default.log" | head -8
 # 3. coopmat2 hd128 S8192: default (ROWSH + PREFETCH), without prefetch, the old form,
-#    64x64 tiles, 256 invocations with 128-row tiles
-step cm2 16 attn_speed $PRE --iters 20 --warm 0.8 \
+#    64x64 tiles; the subgroup-scope kernel (64x32, 64x64, 128x32); 256 invocations
+#    with 128-row tiles (workgroup scope)
+SG=POLYATTN_VULKAN_COOPMAT2_SCOPE=subgroup
+step cm2 22 attn_speed $PRE --iters 20 --warm 0.8 \
   - POLYATTN_VULKAN_COOPMAT2_PREFETCH=0 POLYATTN_VULKAN_COOPMAT2_ROWSH=0,POLYATTN_VULKAN_COOPMAT2_PREFETCH=0 \
   POLYATTN_VULKAN_COOPMAT2_TILES=64x64 \
   +POLYATTN_VULKAN_COOPMAT2_THREADS=256,POLYATTN_VULKAN_COOPMAT2_TILES=128x32 \
-  POLYATTN_VULKAN_COOPMAT2_TILES=128x64
+  POLYATTN_VULKAN_COOPMAT2_TILES=128x64 \
+  $SG $SG,POLYATTN_VULKAN_COOPMAT2_TILES=64x64 $SG,POLYATTN_VULKAN_COOPMAT2_TILES=128x32
 show "$L/cm2.log"
 # 4. compiler statistics (registers, spills) of the decode and coopmat2 pipelines
 step stats 10 env POLYATTN_VULKAN_PIPELINE_STATS=1 attn_speed --backend vulkan --dtype f16 --batch 1 \
@@ -37,14 +40,12 @@ step stats 10 env POLYATTN_VULKAN_PIPELINE_STATS=1 attn_speed --backend vulkan -
   - POLYATTN_VULKAN_DECODE_U=2 POLYATTN_VULKAN_KERNEL=coopmat2 \
   POLYATTN_VULKAN_KERNEL=coopmat2,POLYATTN_VULKAN_COOPMAT2_PREFETCH=0 \
   POLYATTN_VULKAN_KERNEL=coopmat2,POLYATTN_VULKAN_COOPMAT2_ROWSH=0,POLYATTN_VULKAN_COOPMAT2_PREFETCH=0 \
-  +POLYATTN_VULKAN_KERNEL=coopmat2,POLYATTN_VULKAN_COOPMAT2_THREADS=256,POLYATTN_VULKAN_COOPMAT2_TILES=128x32
+  +POLYATTN_VULKAN_KERNEL=coopmat2,POLYATTN_VULKAN_COOPMAT2_THREADS=256,POLYATTN_VULKAN_COOPMAT2_TILES=128x32 \
+  POLYATTN_VULKAN_KERNEL=coopmat2,$SG
 grep '^polyattn vulkan: pipeline' "$L/stats.log" | cut -c1-330
-# 5. decode at Sk 4k, bf16, coopmat2 at hd64, decode at Sk 128k
+# 5. decode at Sk 4k; coopmat2 at hd64
 step dec4k 6 attn_speed $DEC --seq-k 4096 --iters 200 --warm 0.8 - POLYATTN_VULKAN_DECODE_U=2
-step dec32k-bf16 8 attn_speed ${DEC/f16/bf16} --seq-k 32768 --iters 100 --warm 0.8 -
 step cm2-hd64 8 attn_speed ${PRE/--heads 16 --dim 128/--heads 32 --dim 64} --iters 20 --warm 0.8 \
-  - POLYATTN_VULKAN_COOPMAT2_ROWSH=0,POLYATTN_VULKAN_COOPMAT2_PREFETCH=0
-show "$L"/dec4k.log "$L"/dec32k-bf16.log "$L"/cm2-hd64.log
-step dec128k 14 attn_speed $DEC --seq-k 131072 --iters 30 --warm 0.8 -
-show "$L"/dec128k.log
+  - POLYATTN_VULKAN_COOPMAT2_ROWSH=0,POLYATTN_VULKAN_COOPMAT2_PREFETCH=0 $SG
+show "$L"/dec4k.log "$L"/cm2-hd64.log
 cat "$S"
