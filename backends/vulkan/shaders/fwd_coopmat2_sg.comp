@@ -50,9 +50,16 @@ const int SROWS = BQ > 2 * BK ? BQ : 2 * BK; // rows of sKV: Q at the start, the
 #include "io.glsl"
 #include "tile.glsl"
 
-// fp16 rows as 16-byte words: Q [BQ x KS] at the start; then K [BK x KS] followed by
-// V [BK x VS]. Matrices load from it with offsets and strides in words.
-shared uvec4 sKV[SROWS * (KS > VS ? KS : VS) / 8];
+// fp16 rows, 4 halves per element: Q [BQ x KS] at the start; then K [BK x KS]
+// followed by V [BK x VS]. Matrices load from it with offsets and strides in
+// elements of 4 halves (the element type is the matrices' component type).
+shared f16vec4 sKV[SROWS * (KS > VS ? KS : VS) / 4];
+
+// Store 16-byte word w (8 halves) at element 2 e of sKV, bits unchanged.
+void store_word(int e, uvec4 w) {
+  sKV[2 * e] = f16vec4(unpackFloat2x16(w.x), unpackFloat2x16(w.y));
+  sKV[2 * e + 1] = f16vec4(unpackFloat2x16(w.z), unpackFloat2x16(w.w));
+}
 shared float sOut[BQ * 16];   // per subgroup: one [16 x 16] O tile on its way out
 
 #define PA_CM2_SCOPE gl_ScopeSubgroup
@@ -87,10 +94,10 @@ void tile_load(uint k_row0, uint v_row0, int j0, int len_k, int tid, out uvec4 w
 void tile_store(int tid, uvec4 w[CPT]) {
   [[unroll]] for (int x = 0; x < CPT; ++x) {
     const int e = tid + x * WG;
-    if (e < BK * KW) sKV[(e / KW) * (KS / 8) + e % KW] = w[x];
+    if (e < BK * KW) store_word((e / KW) * (KS / 8) + e % KW, w[x]);
     else if (e < BK * (KW + VW)) {
       const int f = e - BK * KW;
-      sKV[BK * (KS / 8) + (f / VW) * (VS / 8) + f % VW] = w[x];
+      store_word(BK * (KS / 8) + (f / VW) * (VS / 8) + f % VW, w[x]);
     }
   }
 }
@@ -127,12 +134,12 @@ void main() {
     const int i = w0 + e / KW, d8 = e % KW;
     uvec4 w = uvec4(0u);
     if (i < g_seq.len_q && 8 * d8 < D) w = q_vec[(q_row0 + uint(i) * P.q_ss) / 8u + uint(d8)];
-    sKV[(e / KW) * (KS / 8) + d8] = w;
+    store_word((e / KW) * (KS / 8) + d8, w);
   }
   barrier();
   PA_A(16, 16) q[NDK];
   [[unroll]] for (int k = 0; k < NDK; ++k)
-    coopMatLoad(q[k], sKV, uint((16 * sg * KS + 16 * k) / 8), uint(KS / 8), gl_CooperativeMatrixLayoutRowMajor);
+    coopMatLoad(q[k], sKV, uint((16 * sg * KS + 16 * k) / 4), uint(KS / 4), gl_CooperativeMatrixLayoutRowMajor);
 
   PA_ACC(16, 16) o[NDV];
   [[unroll]] for (int c = 0; c < NDV; ++c) o[c] = PA_ACC(16, 16)(0.0);
@@ -169,7 +176,7 @@ void main() {
       s[n] = PA_ACC(16, 16)(0.0);
       [[unroll]] for (int k = 0; k < NDK; ++k) {
         PA_B(16, 16) kt;
-        coopMatLoad(kt, sKV, uint(((16 * n) * KS + 16 * k) / 8), uint(KS / 8),
+        coopMatLoad(kt, sKV, uint(((16 * n) * KS + 16 * k) / 4), uint(KS / 4),
                     gl_CooperativeMatrixLayoutColumnMajor);
         s[n] = coopMatMulAdd(q[k], kt, s[n]);
       }
@@ -203,7 +210,7 @@ void main() {
       o[c] = o[c] * alpha;
       [[unroll]] for (int n = 0; n < NB; ++n) {
         PA_B(16, 16) v;
-        coopMatLoad(v, sKV, uint((BK * KS + (16 * n) * VS + 16 * c) / 8), uint(VS / 8),
+        coopMatLoad(v, sKV, uint((BK * KS + (16 * n) * VS + 16 * c) / 4), uint(VS / 4),
                     gl_CooperativeMatrixLayoutRowMajor);
         o[c] = coopMatMulAdd(p16[n], v, o[c]);
       }
