@@ -29,9 +29,9 @@
 /* 1: the coopmat2 kernel keeps each row's maximum and rescale factor in shared
  * memory rather than as matrices smeared over a tile (fwd_coopmat2.comp, ROWSH):
  * fewer registers, one barrier per key tile. */
-#define PA_VK_COOPMAT2_ROWSH 1
+#define PA_VK_COOPMAT2_ROWSH 0
 /* 1: the coopmat2 kernel requests each tile's K and V one step ahead (PREFETCH). */
-#define PA_VK_COOPMAT2_PREFETCH 1
+#define PA_VK_COOPMAT2_PREFETCH 0
 /* 1: the subgroup-scope coopmat2 kernel (fwd_coopmat2_sg.comp: 16 x 16 tiles, 16 rows
  * per subgroup, K/V staged in shared memory once per workgroup) where it takes the
  * case; its tiles: query rows per workgroup (16 per subgroup) x keys. */
