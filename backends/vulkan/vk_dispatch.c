@@ -185,29 +185,21 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
     bq = a, bk = k;
   }
   const int nm24 = p->sparsity == POLYATTN_SPARSITY_NM_2_4;
-  const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + (int64_t)bq * 16 + ctx->coopmat2_reserved_shared;
+  const int64_t shared = (nm24 ? (int64_t)bq * bk * 4 : 4) + ctx->coopmat2_reserved_shared;
   if (shared > ctx->lim.shared_bytes)
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "POLYATTN_VULKAN_KERNEL=coopmat2: tiles %dx%d need %lld bytes of shared memory "
                       "(the device has %u)", (int)bq, (int)bk, (long long)shared, ctx->lim.shared_bytes);
-  /* spec constant 4 (TPR in the other kernels): bit 0 the 2:4 round trip, bit 1 the
-   * row state in shared memory, bit 2 K/V prefetch (vk_tune.h; the variables
-   * POLYATTN_VULKAN_COOPMAT2_ROWSH and _PREFETCH = 0|1 override them, tuning aids) */
-  int rowsh = PA_VK_COOPMAT2_ROWSH, prefetch = PA_VK_COOPMAT2_PREFETCH;
-  const char *env = getenv("POLYATTN_VULKAN_COOPMAT2_ROWSH");
-  if (env && *env) rowsh = atoi(env) != 0;
-  env = getenv("POLYATTN_VULKAN_COOPMAT2_PREFETCH");
-  if (env && *env) prefetch = atoi(env) != 0;
   c->kernel = PA_VK_KERNEL_COOPMAT2;
   c->bq = bq;
   c->bk = bk;
-  c->tpr = nm24 | rowsh << 1 | prefetch << 2;
+  c->tpr = nm24;
   c->threads = (int32_t)ctx->coopmat2_threads;
   /* The subgroup-scope form (PA_VK_COOPMAT2_SUBGROUP; POLYATTN_VULKAN_COOPMAT2_SCOPE=
    * subgroup|workgroup overrides it, a tuning aid) where it takes the case: BQ rows
    * per workgroup, 16 per subgroup. */
   int sg = PA_VK_COOPMAT2_SUBGROUP;
-  env = getenv("POLYATTN_VULKAN_COOPMAT2_SCOPE");
+  const char *env = getenv("POLYATTN_VULKAN_COOPMAT2_SCOPE");
   if (env && *env) sg = !strcmp(env, "subgroup");
   if (sg) {
     int32_t sbq = PA_VK_COOPMAT2_SG_BQ, sbk = PA_VK_COOPMAT2_SG_BK;
@@ -216,7 +208,7 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
       c->kernel = PA_VK_KERNEL_COOPMAT2_SG;
       c->bq = sbq;
       c->bk = sbk;
-      c->tpr = 8;
+      c->tpr = 0;
       c->threads = sbq / 16 * (int32_t)ctx->lim.subgroup_size;
     }
   }

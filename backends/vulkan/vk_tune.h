@@ -26,12 +26,6 @@
  * to 256) on devices that run it, the scalar kernel for the rest. It passed the fp16
  * sweep on the H200 (58 cases; docs/decisions.md 40, 44, 45). */
 #define PA_VK_COOPMAT2_DEFAULT 1
-/* 1: the coopmat2 kernel keeps each row's maximum and rescale factor in shared
- * memory rather than as matrices smeared over a tile (fwd_coopmat2.comp, ROWSH):
- * fewer registers, one barrier per key tile. */
-#define PA_VK_COOPMAT2_ROWSH 0
-/* 1: the coopmat2 kernel requests each tile's K and V one step ahead (PREFETCH). */
-#define PA_VK_COOPMAT2_PREFETCH 0
 /* 1: the subgroup-scope coopmat2 kernel (fwd_coopmat2_sg.comp: 16 x 16 tiles, 16 rows
  * per subgroup, K/V staged in shared memory once per workgroup) where it takes the
  * case; its tiles: query rows per workgroup (16 per subgroup) x keys. */

@@ -1,10 +1,9 @@
 // What the cooperative-matrix-2 forwards share (fwd_coopmat2.comp, workgroup scope;
 // fwd_coopmat2_sg.comp, subgroup scope): fp16 views of the q/k/v/o bindings, the
 // matrix type macros, and the per-element and reduction functions of the scores and
-// the online softmax. The includer defines PA_CM2_SCOPE (the matrices' scope) and
-// PA_CM2_ROWS (rows per sRowM / sRowA buffer), declares the specialization constant
-// DV and, where it defines PA_CM2_ROWSH_FUNCS for the ROWSH functions, the shared
-// arrays sRowM and sRowA, and includes softmax.glsl, io.glsl and tile.glsl first.
+// the online softmax. The includer defines PA_CM2_SCOPE (the matrices' scope),
+// declares the specialization constant DV, and includes softmax.glsl, io.glsl and
+// tile.glsl first.
 #ifndef PA_COOPMAT2_GLSL
 #define PA_COOPMAT2_GLSL
 
@@ -19,13 +18,11 @@ layout(set = 0, binding = 4, std430) writeonly buffer OBuf16 { float16_t o16[]; 
 #define PA_A(R, C) coopmat<float16_t, PA_CM2_SCOPE, R, C, gl_MatrixUseA>
 #define PA_B(R, C) coopmat<float16_t, PA_CM2_SCOPE, R, C, gl_MatrixUseB>
 
-// This workgroup's (or subgroup's) problem, read by the per-element functions;
-// g_rowbase: where its rows start in sRowM / sRowA (ROWSH).
+// This workgroup's (or subgroup's) problem, read by the per-element functions.
 pa_mask g_m;
 pa_seq g_seq;
 int g_b, g_h, g_i0;
 float g_slope;
-uint g_rowbase;
 
 // ---- per-element functions: (row, column, element[, element of another matrix...])
 
@@ -85,32 +82,6 @@ float pa_cm2_store_row(const in uint r, const in uint c, const in float m, const
   }
   return m;
 }
-
-#ifdef PA_CM2_ROWSH_FUNCS
-// ROWSH: step 1 with the row's maximum in sRowM[cur]; column 0 stores the new
-// maximum in sRowM[cur ^ 1] and alpha in sRowA[cur]. Returns alpha.
-float pa_cm2_alpha_sh(const in uint r, const in uint c, const in float tile_max, const in uint cur) {
-  pa_softmax_row row = pa_softmax_row(sRowM[g_rowbase + cur * uint(PA_CM2_ROWS) + r], 0.0);
-  const float alpha = pa_softmax_update_max(row, tile_max);
-  if (c == 0u) {
-    sRowM[g_rowbase + (cur ^ 1u) * uint(PA_CM2_ROWS) + r] = row.m;
-    sRowA[g_rowbase + cur * uint(PA_CM2_ROWS) + r] = alpha;
-  }
-  return alpha;
-}
-// ROWSH: p = exp(s - the row's reference point), the maximum from sRowM[buf].
-float pa_cm2_p_sh(const in uint r, const in uint c, const in float s, const in uint buf) {
-  return PA_SOFTMAX_EXP(s - pa_softmax_ref(pa_softmax_row(sRowM[g_rowbase + buf * uint(PA_CM2_ROWS) + r], 0.0)));
-}
-// ROWSH: O's row rescaled by its alpha from sRowA[buf].
-float pa_cm2_rescale_sh(const in uint r, const in uint c, const in float o, const in uint buf) {
-  return o * sRowA[g_rowbase + buf * uint(PA_CM2_ROWS) + r];
-}
-// ROWSH: the row's maximum from sRowM[buf], as a matrix (for pa_cm2_store_row).
-float pa_cm2_m_sh(const in uint r, const in uint c, const in float x, const in uint buf) {
-  return sRowM[g_rowbase + buf * uint(PA_CM2_ROWS) + r];
-}
-#endif
 
 float pa_cm2_row_max(const in float x, const in float y) { return max(x, y); }
 float pa_cm2_row_add(const in float x, const in float y) { return x + y; }

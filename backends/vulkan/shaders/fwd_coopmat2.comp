@@ -39,24 +39,13 @@ layout(constant_id = 0) const int D = 128;       // head dim of q and k, at most
 layout(constant_id = 1) const int DV = 128;      // head dim of v and o, at most 256
 layout(constant_id = 2) const int BQ = 64;       // query rows per workgroup, multiple of 16
 layout(constant_id = 3) const int BK = 64;       // keys per tile, multiple of 16
-layout(constant_id = 4) const int CM2_FLAGS = 0; // bit 0: the 2:4 round trip; bit 1: ROWSH
+layout(constant_id = 4) const int NM24 = 0;      // 1: the 2:4 round trip (shared memory)
 layout(constant_id = 5) const int PA_DTYPE = 1;  // fp16 only
 layout(local_size_x_id = 6) in;                  // WG invocations
 
 const int DP = (D + 15) / 16 * 16;   // the head dims as matrix dimensions
 const int DVP = (DV + 15) / 16 * 16;
 const int RS = 16;                   // columns of the row-state matrices
-const int NM24 = CM2_FLAGS & 1;      // the 2:4 round trip (shared memory)
-// The running maximum and the rescale factor alpha of each row in shared memory
-// (ROWSH) instead of as matrices smeared across a tile: O's rescale and P's
-// exponent read their row's value there, so no [BQ x DVP] and [BQ x BK] copies of
-// a row value occupy registers. m is double-buffered (the step that computes the
-// new maximum reads the old), alpha too, so one barrier per key tile suffices.
-const bool ROWSH = (CM2_FLAGS & 2) != 0;
-// PREFETCH: a tile's K^T is requested right after the previous tile's S = Q K^T and
-// its V right after the previous tile's P V, so each load has a whole softmax or
-// product to arrive in (software pipelining; two tiles of K and V in flight).
-const bool PREFETCH = (CM2_FLAGS & 4) != 0;
 
 #define PA_SOFTMAX_EXP exp
 #include "softmax.glsl"
@@ -64,11 +53,8 @@ const bool PREFETCH = (CM2_FLAGS & 4) != 0;
 #include "tile.glsl"
 
 shared float sS[NM24 != 0 ? BQ * BK : 1]; // [BQ x BK] scores for 2:4
-shared float sRowM[ROWSH ? 2 * BQ : 1];   // [buffer][row] running maximum (ROWSH)
-shared float sRowA[ROWSH ? 2 * BQ : 1];   // [buffer][row] alpha of the last tile (ROWSH)
+
 #define PA_CM2_SCOPE gl_ScopeWorkgroup
-#define PA_CM2_ROWS BQ
-#define PA_CM2_ROWSH_FUNCS
 #include "coopmat2.glsl"
 
 void main() {
@@ -88,7 +74,6 @@ void main() {
   g_b = b;
   g_h = h;
   g_i0 = i0;
-  g_rowbase = 0u;
   g_slope = pa_problem_alibi_slope(b, h);
   const bool plain_score = P.softcap <= 0.0 && g_slope == 0.0 && (P.flags & PA_BLOCK_MASK) == 0u;
 
@@ -120,50 +105,19 @@ void main() {
   PA_ACC(BQ, RS) m = PA_ACC(BQ, RS)(PA_NEG_INF); // pa_softmax_start()
   PA_ACC(BQ, RS) l = PA_ACC(BQ, RS)(0.0);
 
-  uint cur = 0u; // ROWSH: the sRowM buffer holding the running maximum
-  if (ROWSH) {
-    for (int r = tid; r < BQ; r += nthreads) sRowM[r] = PA_NEG_INF; // pa_softmax_start()
-    barrier();
-  }
-
   int t_begin, t_end;
   pa_tile_range(g_m, i0, i1, BK, split, P.num_splits, t_begin, t_end);
-  PA_B(DP, BK) kt_next; // PREFETCH: the next tile's K^T and V
-  PA_B(BK, DVP) v_next;
-  if (PREFETCH && t_begin < t_end) {
-    coopMatLoadTensorNV(kt_next, k16, k_base, sliceTensorLayoutNV(lay_k, uint(t_begin * BK), uint(BK), 0u, uint(DP)),
-                        transpose);
-    coopMatLoadTensorNV(v_next, v16, v_base, sliceTensorLayoutNV(lay_v, uint(t_begin * BK), uint(BK), 0u, uint(DVP)));
-  }
   [[dont_unroll]] for (int t = t_begin; t < t_end; ++t) {
     const int j0 = t * BK;
-    const bool more = t + 1 < t_end;
-    if (!pa_tile_any_block(b, h, i0, i1, j0, min(j0 + BK, g_seq.len_k))) { // uniform
-      if (PREFETCH && more) {
-        coopMatLoadTensorNV(kt_next, k16, k_base, sliceTensorLayoutNV(lay_k, uint(j0 + BK), uint(BK), 0u, uint(DP)),
-                            transpose);
-        coopMatLoadTensorNV(v_next, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0 + BK), uint(BK), 0u, uint(DVP)));
-      }
-      continue;
-    }
+    if (!pa_tile_any_block(b, h, i0, i1, j0, min(j0 + BK, g_seq.len_k))) continue; // uniform
 
     // S = Q K^T, then scores.
     PA_B(DP, BK) kt;
-    PA_B(BK, DVP) v;
+    coopMatLoadTensorNV(kt, k16, k_base, sliceTensorLayoutNV(lay_k, uint(j0), uint(BK), 0u, uint(DP)), transpose);
     PA_ACC(BQ, BK) s = PA_ACC(BQ, BK)(0.0);
-    if (PREFETCH) {
-      kt = kt_next;
-      v = v_next;
-      s = coopMatMulAdd(q, kt, s);
-      if (more)
-        coopMatLoadTensorNV(kt_next, k16, k_base, sliceTensorLayoutNV(lay_k, uint(j0 + BK), uint(BK), 0u, uint(DP)),
-                            transpose);
-    } else {
-      coopMatLoadTensorNV(kt, k16, k_base, sliceTensorLayoutNV(lay_k, uint(j0), uint(BK), 0u, uint(DP)), transpose);
-      s = coopMatMulAdd(q, kt, s);
-      // issued now: its latency hides behind the softmax
-      coopMatLoadTensorNV(v, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0), uint(BK), 0u, uint(DVP)));
-    }
+    s = coopMatMulAdd(q, kt, s);
+    PA_B(BK, DVP) v; // issued now: its latency hides behind the softmax
+    coopMatLoadTensorNV(v, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0), uint(BK), 0u, uint(DVP)));
     // A tile every valid row keeps whole, with a plain score (dot x scale, which is
     // what pa_score computes then), skips the per-element masks.
     int lo_first, hi_first, lo_last, hi_last;
@@ -188,24 +142,6 @@ void main() {
       barrier(); // sS is rewritten by the next tile
     }
 
-    if (ROWSH) { // the online softmax with m and alpha in shared memory
-      PA_ACC(BQ, RS) tile_max, alpha, p_sum;
-      coopMatReduceNV(tile_max, s, gl_CooperativeMatrixReduceRowNV, pa_cm2_row_max);
-      coopMatPerElementNV(alpha, tile_max, pa_cm2_alpha_sh, cur);
-      barrier(); // sRowM[cur ^ 1] and sRowA[cur] written
-      PA_ACC(BQ, BK) p;
-      coopMatPerElementNV(p, s, pa_cm2_p_sh, cur ^ 1u);
-      coopMatReduceNV(p_sum, p, gl_CooperativeMatrixReduceRowNV, pa_cm2_row_add);
-      coopMatPerElementNV(l, l, pa_cm2_sum, alpha, p_sum);
-      coopMatPerElementNV(o, o, pa_cm2_rescale_sh, cur);
-      PA_A(BQ, BK) p16 = PA_A(BQ, BK)(p);
-      o = coopMatMulAdd(p16, v, o);
-      if (PREFETCH && more)
-        coopMatLoadTensorNV(v_next, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0 + BK), uint(BK), 0u, uint(DVP)));
-      cur ^= 1u;
-      continue;
-    }
-
     // The online softmax: m, alpha, p, l.
     PA_ACC(BQ, RS) tile_max, alpha, p_sum;
     coopMatReduceNV(tile_max, s, gl_CooperativeMatrixReduceRowNV, pa_cm2_row_max);
@@ -224,11 +160,8 @@ void main() {
     o = o * alpha_o;
     PA_A(BQ, BK) p16 = PA_A(BQ, BK)(p);
     o = coopMatMulAdd(p16, v, o);
-    if (PREFETCH && more)
-      coopMatLoadTensorNV(v_next, v16, v_base, sliceTensorLayoutNV(lay_v, uint(j0 + BK), uint(BK), 0u, uint(DVP)));
   }
 
-  if (ROWSH) coopMatPerElementNV(m, l, pa_cm2_m_sh, cur);
   if (P.num_splits > 1u) { // partial result: the merge normalises
     const int row_global0 = (P.flags & PA_VARLEN) != 0u ? g_seq.q_start : b * P.seqlen_q;
     const uint ws_base = pa_ws_row(split, h, row_global0, DV);

@@ -34,7 +34,7 @@ layout(constant_id = 0) const int D = 128;       // head dim of q and k, at most
 layout(constant_id = 1) const int DV = 128;      // head dim of v and o, at most 256
 layout(constant_id = 2) const int BQ = 64;       // query rows per workgroup: 16 per subgroup
 layout(constant_id = 3) const int BK = 32;       // keys per tile, multiple of 16
-layout(constant_id = 4) const int CM2_FLAGS = 8; // bit 3: this kernel (fwd_coopmat2.comp's bits)
+layout(constant_id = 4) const int UNUSED4 = 0;   // (fwd_coopmat2.comp's 2:4 switch)
 layout(constant_id = 5) const int PA_DTYPE = 1;  // fp16 only
 layout(local_size_x_id = 6) in;                  // WG invocations
 
@@ -63,7 +63,6 @@ void store_word(int e, uvec4 w) {
 shared float sOut[BQ * 16];   // per subgroup: one [16 x 16] O tile on its way out
 
 #define PA_CM2_SCOPE gl_ScopeSubgroup
-#define PA_CM2_ROWS 16
 #include "coopmat2.glsl"
 
 // K and V again, as 16-byte words (aliases of bindings 1 to 3).
@@ -120,7 +119,6 @@ void main() {
   g_b = b;
   g_h = h;
   g_i0 = i0;
-  g_rowbase = 0u;
   g_slope = pa_problem_alibi_slope(b, h);
   const bool plain_score = P.softcap <= 0.0 && g_slope == 0.0 && (P.flags & PA_BLOCK_MASK) == 0u;
 
