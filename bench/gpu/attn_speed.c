@@ -9,6 +9,8 @@
  *              --dim 128 --seq-q 1 --seq-k 32768 [--causal] [--warm S] [--iters N]
  *              VARIANT...
  *
+ * (--kv-heads defaults to --heads, as in `polyattn run`.)
+ *
  * Inputs are uniform in (-1.73, 1.73) (variance 1), from a fast generator: the
  * CLI's Box-Muller fill takes seconds at these sizes. Per variant: forwards for
  * --warm seconds (clocks ramp up under load), then --iters forwards back to back,
@@ -104,7 +106,7 @@ static int ok(polyattn_status st, polyattn_context *ctx, const char *what) {
 }
 
 int main(int argc, char **argv) {
-  int64_t B = 8, H = 32, HK = 8, D = 128, SQ = 1, SK = 32768;
+  int64_t B = 8, H = 32, HK = 0, D = 128, SQ = 1, SK = 32768; /* HK 0: = H */
   int causal = 0, iters = 50;
   double warm = 1.0;
   polyattn_backend_kind backend = POLYATTN_BACKEND_AUTO;
@@ -139,6 +141,7 @@ int main(int argc, char **argv) {
       break;
     }
   }
+  if (HK <= 0) HK = H;
   if (first_variant >= argc) {
     fprintf(stderr, "attn_speed: no variant given (\"-\" for the defaults)\n");
     return 2;
