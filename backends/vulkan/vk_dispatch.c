@@ -43,7 +43,7 @@ typedef struct pa_vk_choice {
   int32_t bq, bk, tpr;
   int32_t qblocks, splits;
   int32_t keys_per_lane; /* the decode kernel's U (its spec constant 6) */
-  int32_t threads;       /* the coopmat2 kernels' workgroup size */
+  int32_t threads;       /* the coopmat2 kernels' workgroup size (0: BQ x TPR) */
   size_t workspace;
 } pa_vk_choice;
 
@@ -509,9 +509,7 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
   /* spec constant 6: the workgroup size; the decode kernel's is fixed (128) and
    * the slot carries its keys per lane (U) */
-  const int32_t slot6 = c.kernel == PA_VK_KERNEL_DECODE                                       ? c.keys_per_lane
-                        : c.kernel == PA_VK_KERNEL_COOPMAT2 || c.kernel == PA_VK_KERNEL_COOPMAT2_SG ? c.threads
-                                                                                              : c.bq * c.tpr;
+  const int32_t slot6 = c.kernel == PA_VK_KERNEL_DECODE ? c.keys_per_lane : c.threads ? c.threads : c.bq * c.tpr;
   const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, slot6};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;
