@@ -10,9 +10,11 @@
 #   devices  polyattn devices: the vulkan backend must be usable on a GPU (not a CPU
 #            driver); which cooperative-matrix dialect the device takes
 #   sweep    test_vulkan; the forward sweep with the default choice, on the scalar
-#            kernel, on the decode kernel and on the cooperative-matrix kernel (forced
-#            by POLYATTN_VULKAN_KERNEL: cases a kernel does not take are SKIPPED), and
-#            with POLYATTN_VULKAN_LIMITS=mobile
+#            kernel, on the decode kernel and on the cooperative-matrix kernels (forced
+#            by POLYATTN_VULKAN_KERNEL: cases a kernel does not take are SKIPPED;
+#            coopmat2 is the subgroup-scope kernel where it takes the case, and
+#            sweep-coopmat2-wg forces the workgroup-scope one), and with
+#            POLYATTN_VULKAN_LIMITS=mobile
 #   prefill  hd128 S=8192 (f16, B=2, Hq=16, non-causal and causal) on the coopmat2
 #            (also hd64, Hq=32), cooperative-matrix and scalar kernels and on CUDA (issue 6's target: coopmat >= 50%
 #            of CUDA)
@@ -54,6 +56,8 @@ group_sweep() {
     test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-coopmat2 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat2 \
     test_forward --verbose --filter 'forward/sweep' --jobs 8
+  step sweep-coopmat2-wg 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat2 \
+    POLYATTN_VULKAN_COOPMAT2_SCOPE=workgroup test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-coopmat 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat \
     test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-mobile 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_LIMITS=mobile \
