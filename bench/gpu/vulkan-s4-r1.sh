@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # vulkan R1 (2026-11-30 s4): decode kernel v2 (reduce-scatter), coopmat2 with row state in
-# (A record of round 1: POLYATTN_VULKAN_COOPMAT2_ROWSH and _PREFETCH were removed after it,
-# docs/decisions.md 82; the round ran an earlier version of this script, bench/RESULTS.md.)
 # shared memory (ROWSH) and K/V prefetch, compiler statistics. Tool: attn_speed (one
 # process per shape, several settings; GPU time per call = host time of N back-to-back
 # calls / N after a warm-up of continuous work).
+# (A record of round 1: POLYATTN_VULKAN_COOPMAT2_ROWSH and _PREFETCH were removed after it,
+# docs/decisions.md 82; the round ran an earlier version of this script, bench/RESULTS.md.)
 set -uo pipefail
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 L=$OUT
