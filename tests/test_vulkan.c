@@ -5,7 +5,8 @@
  * ctest entries (tests/CMakeLists.txt): vulkan-module (suite vulkan_module, any
  * machine), vulkan-no-driver (suite vulkan_no_driver, run with the loader pointed
  * at no driver), vulkan (suite vulkan: exit 77, Skipped, where no Vulkan device is
- * usable). The forward sweep itself is test_forward with
+ * usable). Also: the forced cooperative-matrix kernels (skipped where the device has
+ * none, as on lavapipe) and the decode kernel's keys-per-lane forms. The forward sweep itself is test_forward with
  * POLYATTN_TEST_BACKENDS=vulkan (forward-vulkan, forward-vulkan-mobile, ...). */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -193,6 +194,76 @@ static void forced_kernel(const char *kernel) {
 
 Test(vulkan, coopmat_forced) { forced_kernel("coopmat"); }
 Test(vulkan, coopmat2_forced) { forced_kernel("coopmat2"); }
+
+/* The two coopmat2 kernels (POLYATTN_VULKAN_COOPMAT2_SCOPE), forced, on a case with
+ * 16-byte aligned rows, which both take: checked against the oracle where the device
+ * runs coopmat2, skipped elsewhere. */
+static void coopmat2_scope(const char *scope) {
+  need_vulkan();
+  setenv("POLYATTN_VULKAN_KERNEL", "coopmat2", 1);
+  setenv("POLYATTN_VULKAN_COOPMAT2_SCOPE", scope, 1);
+  polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_VULKAN);
+  th_case c = {.name = "coopmat2_scope_gqa_causal_window", .batch = 2, .heads_q = 4, .heads_kv = 2,
+               .seq_q = 200, .seq_k = 333, .head_dim = 128, .causal = 1, .window = 1,
+               .window_left = 150, .window_right = -1, .softcap = 20.0f};
+  c = th_case_resolve(&c, POLYATTN_DTYPE_F16);
+  th_run *r = th_run_create(ctx, &c, 0);
+  polyattn_status st = th_run_forward(r);
+  if (st == POLYATTN_ERR_UNSUPPORTED) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", th_run_message(r));
+    th_run_destroy(r);
+    polyattn_context_destroy(ctx);
+    cr_skip_test("SKIPPED: coopmat2 cannot run here: %s", why);
+  }
+  cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
+  th_assert_forward_ok(r, scope);
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+  unsetenv("POLYATTN_VULKAN_COOPMAT2_SCOPE");
+  unsetenv("POLYATTN_VULKAN_KERNEL");
+}
+
+Test(vulkan, coopmat2_subgroup_forced) { coopmat2_scope("subgroup"); }
+Test(vulkan, coopmat2_workgroup_forced) { coopmat2_scope("workgroup"); }
+
+/* The decode kernel's reduce-scatter forms the sweep's default keys per lane may not
+ * reach (POLYATTN_VULKAN_DECODE_U): fewer (key, row) pairs than dim lanes, with
+ * padding rows (3 rows, U = 1), and as many pairs as lanes on 8-lane subgroups (4
+ * rows, U = 2); each against the oracle. (Every pipeline costs seconds to compile on
+ * lavapipe, so only these two.) */
+Test(vulkan, decode_keys_per_lane) {
+  need_vulkan();
+  setenv("POLYATTN_VULKAN_KERNEL", "decode", 1);
+  static const struct {
+    int32_t hq, hkv, sq;
+    const char *u;
+  } forms[] = {{3, 1, 1, "1"}, {4, 2, 2, "2"}};
+  polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_VULKAN);
+  for (size_t i = 0; i < sizeof forms / sizeof forms[0]; ++i) {
+    setenv("POLYATTN_VULKAN_DECODE_U", forms[i].u, 1);
+    th_case c = {.name = "decode_u", .heads_q = forms[i].hq, .heads_kv = forms[i].hkv, .seq_q = forms[i].sq,
+                 .seq_k = 700, .head_dim = 128, .causal = 1, .alibi = TH_ALIBI_HEADS, .softcap = 8.0f};
+    c = th_case_resolve(&c, POLYATTN_DTYPE_F16);
+    th_run *r = th_run_create(ctx, &c, 0);
+    polyattn_status st = th_run_forward(r);
+    if (st == POLYATTN_ERR_UNSUPPORTED) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", th_run_message(r));
+      th_run_destroy(r);
+      polyattn_context_destroy(ctx);
+      cr_skip_test("SKIPPED: the decode kernel cannot run here: %s", why);
+    }
+    cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
+    char what[64];
+    snprintf(what, sizeof what, "Hq %d Hkv %d Sq %d U %s", forms[i].hq, forms[i].hkv, forms[i].sq, forms[i].u);
+    th_assert_forward_ok(r, what);
+    th_run_destroy(r);
+  }
+  polyattn_context_destroy(ctx);
+  unsetenv("POLYATTN_VULKAN_DECODE_U");
+  unsetenv("POLYATTN_VULKAN_KERNEL");
+}
 
 /* ---- a context on the caller's device and queue, computing on wrapped VkBuffers */
 

@@ -16,7 +16,8 @@
 
 #if PA_VK_HAVE_COOPMAT2
 /* A workgroup-scope fp16 x fp16 + fp32 shape family whose granularities divide 16,
- * for PA_VK_COOPMAT2_THREADS invocations if listed, else the closest listed size in
+ * for PA_VK_COOPMAT2_THREADS invocations (POLYATTN_VULKAN_COOPMAT2_THREADS, a tuning
+ * aid, overrides it) if listed, else the closest listed size in
  * [64, max]: its size in ctx->coopmat2_threads. Else what the device offers, in `why`. */
 static int shape_ok(pa_vk_ctx *ctx, uint32_t max_invocations) {
   PFN_vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV get =
@@ -31,7 +32,9 @@ static int shape_ok(pa_vk_ctx *ctx, uint32_t max_invocations) {
       (VkCooperativeMatrixFlexibleDimensionsPropertiesNV *)calloc(n, sizeof *p);
   if (!p) return 0;
   for (uint32_t i = 0; i < n; ++i) p[i].sType = VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV;
-  uint32_t best = 0;
+  uint32_t best = 0, want = PA_VK_COOPMAT2_THREADS;
+  const char *force = getenv("POLYATTN_VULKAN_COOPMAT2_THREADS"); /* a tuning aid */
+  if (force && atoi(force) > 0) want = (uint32_t)atoi(force);
   char seen[128] = "";
   if (get(ctx->phys, &n, p) == VK_SUCCESS)
     for (uint32_t i = 0; i < n; ++i) {
@@ -46,7 +49,6 @@ static int shape_ok(pa_vk_ctx *ctx, uint32_t max_invocations) {
       if (!p[i].MGranularity || 16 % p[i].MGranularity || !p[i].NGranularity || 16 % p[i].NGranularity ||
           !p[i].KGranularity || 16 % p[i].KGranularity || w < 64 || w > max_invocations)
         continue;
-      const uint32_t want = PA_VK_COOPMAT2_THREADS;
       const uint32_t dist = w > want ? w - want : want - w, best_dist = best > want ? best - want : want - best;
       if (!best || dist < best_dist) best = w;
     }

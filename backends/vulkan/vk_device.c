@@ -535,6 +535,19 @@ static polyattn_status own(pa_vk_ctx *ctx, int32_t device, pa_error *err) {
                                                         : "the device has no usable KHR cooperative matrices");
   }
 #endif
+  /* POLYATTN_VULKAN_PIPELINE_STATS=1: the compiler's statistics of each pipeline
+   * (vk_pipeline.c prints them), where the device reports them. */
+  VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR pexec = {
+      .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR,
+      .pNext = (void *)chain,
+      .pipelineExecutableInfo = VK_TRUE};
+  if (env_is("POLYATTN_VULKAN_PIPELINE_STATS", "1") &&
+      pa_vk_has_extension(ctx->phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) &&
+      ce.next < sizeof ce.exts / sizeof ce.exts[0]) {
+    ce.exts[ce.next++] = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
+    chain = &pexec;
+    ctx->pipeline_stats = 1;
+  }
   VkDeviceCreateInfo dci = {.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
                             .pNext = chain,
                             .queueCreateInfoCount = 1,

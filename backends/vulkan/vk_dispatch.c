@@ -42,6 +42,8 @@ typedef struct pa_vk_choice {
   pa_vk_kernel kernel;
   int32_t bq, bk, tpr;
   int32_t qblocks, splits;
+  int32_t keys_per_lane; /* the decode kernel's U (its spec constant 6) */
+  int32_t threads;       /* the coopmat2 kernels' workgroup size (0: BQ x TPR) */
   size_t workspace;
 } pa_vk_choice;
 
@@ -133,6 +135,29 @@ static polyattn_status pick_coopmat(const pa_vk_ctx *ctx, const pa_problem *p, p
                     "bytes of shared memory", (int)p->head_dim, (int)p->head_dim_v, ctx->lim.shared_bytes);
 }
 
+/* A view's element offset and strides are multiples of `n` elements. */
+static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
+  return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
+         v->stride_h % n == 0;
+}
+
+/* The subgroup-scope coopmat2 kernel (fwd_coopmat2_sg.comp) takes the case: 16-byte
+ * rows of Q, K and V, head dims multiples of 8, O on even elements, no 2:4, a fixed
+ * subgroup size, and its workgroup and shared memory fit. */
+static int coopmat2_sg_takes(const pa_vk_ctx *ctx, const pa_problem *p, int32_t bq, int32_t bk) {
+  const uint32_t sgs = ctx->lim.subgroup_size;
+  if (!ctx->mod_coopmat2_sg || ctx->lim.subgroup_min != sgs || sgs < 16) return 0;
+  if (p->sparsity == POLYATTN_SPARSITY_NM_2_4 || p->head_dim % 8 || p->head_dim_v % 8) return 0;
+  if (!view_aligned(&p->q, 2, 8) || !view_aligned(&p->k, 2, 8) || !view_aligned(&p->v, 2, 8) ||
+      !view_aligned(&p->o, 2, 2))
+    return 0;
+  const int64_t threads = (int64_t)bq / 16 * sgs;
+  const int64_t dp = (p->head_dim + 15) / 16 * 16, dvp = (p->head_dim_v + 15) / 16 * 16;
+  const int64_t stride = (dp > dvp ? dp : dvp) + 8, rows = bq > 2 * bk ? bq : 2 * bk;
+  const int64_t shared = rows * stride * 2 + (int64_t)bq * 16 * 4;
+  return threads <= ctx->lim.max_invocations && shared <= ctx->lim.shared_bytes;
+}
+
 /* The coopmat2 kernel (NV cooperative matrix 2): fp16, head dims up to 256 (any:
  * padded to 16 inside), every mask, softcap, ALiBi, varlen, LSE and split; 2:4 takes
  * a shared-memory round trip of the scores (spec slot 4, TPR in the other kernels,
@@ -169,7 +194,25 @@ static polyattn_status pick_coopmat2(const pa_vk_ctx *ctx, const pa_problem *p, 
   c->bq = bq;
   c->bk = bk;
   c->tpr = nm24;
-  c->qblocks = (p->seqlen_q + bq - 1) / bq;
+  c->threads = (int32_t)ctx->coopmat2_threads;
+  /* The subgroup-scope form (PA_VK_COOPMAT2_SUBGROUP; POLYATTN_VULKAN_COOPMAT2_SCOPE=
+   * subgroup|workgroup overrides it, a tuning aid) where it takes the case: BQ rows
+   * per workgroup, 16 per subgroup. */
+  int sg = PA_VK_COOPMAT2_SUBGROUP;
+  const char *env = getenv("POLYATTN_VULKAN_COOPMAT2_SCOPE");
+  if (env && *env) sg = !strcmp(env, "subgroup");
+  if (sg) {
+    int32_t sbq = PA_VK_COOPMAT2_SG_BQ, sbk = PA_VK_COOPMAT2_SG_BK;
+    if (tiles && *tiles) sbq = bq, sbk = bk;
+    if (coopmat2_sg_takes(ctx, p, sbq, sbk)) {
+      c->kernel = PA_VK_KERNEL_COOPMAT2_SG;
+      c->bq = sbq;
+      c->bk = sbk;
+      c->tpr = 0;
+      c->threads = sbq / 16 * (int32_t)ctx->lim.subgroup_size;
+    }
+  }
+  c->qblocks = (p->seqlen_q + c->bq - 1) / c->bq;
   return POLYATTN_OK;
 }
 
@@ -181,19 +224,27 @@ static size_t split_workspace(const pa_problem *p, int32_t splits) {
   return (size_t)splits * p->heads_q * (size_t)p->total_q * (size_t)(p->head_dim_v + 2) * 4;
 }
 
-/* A view's element offset and strides are multiples of `n` elements. */
-static int view_aligned(const pa_view *v, size_t esize, int64_t n) {
-  return (int64_t)(v->offset / esize) % n == 0 && v->stride_b % n == 0 && v->stride_s % n == 0 &&
-         v->stride_h % n == 0;
+/* Loop iterations one invocation of fwd_decode.comp runs per iteration of its key
+ * loop, an upper bound (loads, unpacking, dots, the reduce-scatter, the pairs'
+ * softmax and shuffles, P V). */
+static int64_t decode_loop_iterations(int32_t r, int32_t c, int32_t dl, int32_t u) {
+  int64_t rp = r <= 1 ? 1 : r <= 2 ? 2 : r <= 4 ? 4 : 8, nv = u * rp, stages = 0;
+  for (int32_t o = dl / 2; o > 0; o /= 2) ++stages;
+  int64_t nown = nv >= dl ? nv / dl : 1;
+  return u * 2 * c + u * (c * 4 + 8 * c + rp * (8 * c + 1)) + 2 * stages + nv +
+         nown * (2 * u + 8) + r * (8 * c + 1) + u * (c * 12 + r * (8 * c + 1)) + 16;
 }
 
-/* Loop iterations one invocation of fwd_decode.comp runs per iteration of its key
- * loop, an upper bound (loads, dots and shuffles, masks, softmax, P V). */
-static int64_t decode_loop_iterations(int32_t r, int32_t c, int32_t dl) {
-  int64_t u = r <= 4 ? 4 : 2, shuffles = 0;
-  for (int32_t o = dl / 2; o > 0; o /= 2) ++shuffles;
-  return u * 2 * c + u * (c * 4 + 8 * c + r * (8 * c + shuffles + 2)) +
-         r * (8 * c + u * (1 + c * 12) + 4) + 8;
+/* Keys per key lane per iteration of the decode kernel: 4 for up to 4 rows, else 2,
+ * at most DL (so a lane's pairs after the scatter share one key); a power of two.
+ * POLYATTN_VULKAN_DECODE_U overrides it (a tuning aid; still capped by DL). */
+static int32_t decode_keys_per_lane(int64_t rows, int32_t dl) {
+  int32_t u = rows <= 4 ? 4 : 2;
+  const char *force = getenv("POLYATTN_VULKAN_DECODE_U");
+  if (force && *force) u = atoi(force);
+  int32_t p = 1;
+  while (p * 2 <= u && p * 2 <= dl) p *= 2;
+  return p;
 }
 
 /* The decode kernel (fwd_decode.comp): a workgroup per (split, kv head, batch
@@ -221,12 +272,12 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   int32_t dl = 1;
   while (!why && dl * 2 <= (int32_t)ctx->lim.subgroup_min && dl * 2 <= 32 && (d / 8) % (dl * 2) == 0)
     dl *= 2;
-  const int32_t kl = 128 / dl, chunks = d / (8 * dl);
-  if (!why && ((int64_t)kl * d + 3 * kl) * 4 > ctx->lim.shared_bytes)
+  const int32_t kl = 128 / dl, chunks = d / (8 * dl), u = decode_keys_per_lane(rows, dl);
+  if (!why && ((int64_t)kl * d + (2 * rows + 1) * kl) * 4 > ctx->lim.shared_bytes)
     why = "its merge buffer exceeds the device's shared memory";
   if (why) return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "the Vulkan decode kernel: %s", why);
 
-  const int32_t step = kl * (rows <= 4 ? 4 : 2);
+  const int32_t step = kl * u;
   const int64_t iters = ((int64_t)p->seqlen_k + step - 1) / step;
   const int64_t tasks = (int64_t)p->batch * p->heads_kv;
   int64_t splits = ((int64_t)ctx->lim.compute_units * 8 + tasks - 1) / tasks;
@@ -234,7 +285,7 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   const char *force = getenv("POLYATTN_VULKAN_SPLITS");
   if (force && *force) splits = atoi(force);
   if (ctx->lim.loop_budget > 0) { /* llvmpipe: keep under its loop limiter */
-    int64_t per = decode_loop_iterations((int32_t)rows, chunks, dl);
+    int64_t per = decode_loop_iterations((int32_t)rows, chunks, dl, u);
     int64_t iters_max = (ctx->lim.loop_budget - 200 * rows) / per;
     if (iters_max < 1) iters_max = 1;
     if ((iters + iters_max - 1) / iters_max > splits) splits = (iters + iters_max - 1) / iters_max;
@@ -245,6 +296,7 @@ static polyattn_status pick_decode(const pa_vk_ctx *ctx, const pa_problem *p, pa
   c->bq = (int32_t)rows; /* spec constants R, SQ, DL in the BQ, BK, TPR slots */
   c->bk = p->seqlen_q;
   c->tpr = dl;
+  c->keys_per_lane = u;
   c->qblocks = 1;
   c->splits = (int32_t)splits;
   return POLYATTN_OK;
@@ -455,10 +507,10 @@ polyattn_status pa_vk_forward(void *bctx, const pa_problem *p, const struct poly
   if (p->total_q == 0 || p->seqlen_q == 0 || c.qblocks == 0) return POLYATTN_OK; /* no rows */
 
   const int32_t dtype = (int32_t)p->dtype; /* PA_F32/F16/BF16 of io.glsl */
-  const int32_t threads = c.kernel == PA_VK_KERNEL_DECODE     ? 128
-                          : c.kernel == PA_VK_KERNEL_COOPMAT2 ? (int32_t)ctx->coopmat2_threads
-                                                              : c.bq * c.tpr;
-  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, threads};
+  /* spec constant 6: the workgroup size; the decode kernel's is fixed (128) and
+   * the slot carries its keys per lane (U) */
+  const int32_t slot6 = c.kernel == PA_VK_KERNEL_DECODE ? c.keys_per_lane : c.threads ? c.threads : c.bq * c.tpr;
+  const int32_t spec[7] = {p->head_dim, p->head_dim_v, c.bq, c.bk, c.tpr, dtype, slot6};
   const int32_t merge_spec[7] = {p->head_dim, p->head_dim_v, 0, 0, 0, dtype, PA_VK_MERGE_THREADS};
   VkPipeline fwd, merge = VK_NULL_HANDLE;
   if ((st = pa_vk_pipeline_get(ctx, c.kernel, spec, &fwd, err)) != POLYATTN_OK) return st;

@@ -34,7 +34,8 @@ typedef enum pa_vk_kernel {
   PA_VK_KERNEL_MERGE,  /* shaders/merge.comp: split-KV merge */
   PA_VK_KERNEL_COOPMAT, /* shaders/fwd_coopmat.comp: fp16 cooperative matrices */
   PA_VK_KERNEL_DECODE,  /* shaders/fwd_decode.comp: few query rows, 16-bit K/V, subgroup shuffles */
-  PA_VK_KERNEL_COOPMAT2 /* shaders/fwd_coopmat2.comp: NV cooperative matrix 2 (unverified) */
+  PA_VK_KERNEL_COOPMAT2, /* shaders/fwd_coopmat2.comp: NV cooperative matrix 2, workgroup scope */
+  PA_VK_KERNEL_COOPMAT2_SG /* shaders/fwd_coopmat2_sg.comp: the same, subgroup-scope 16x16 tiles */
 } pa_vk_kernel;
 
 /* One VkBuffer with its own memory; `map` when host-visible. */
@@ -115,7 +116,8 @@ typedef struct pa_vk_ctx {
   VkShaderModule mod_scalar, mod_merge, mod_decode;
   VkShaderModule mod_coopmat; /* the KHR or NV kernel the device runs, else 0 */
   const char *coopmat_dialect; /* "KHR", "NV" or NULL */
-  VkShaderModule mod_coopmat2; /* where lim.coopmat2, else 0 */
+  VkShaderModule mod_coopmat2;    /* where lim.coopmat2, else 0 */
+  VkShaderModule mod_coopmat2_sg; /* where lim.coopmat2 and the KHR dialect, else 0 */
   /* Why the device cannot run the coopmat2 kernel ("" where it can), and what it
    * reported: shared memory the driver keeps per workgroup for workgroup-scope
    * matrices, and their largest workgroup. */
@@ -123,6 +125,10 @@ typedef struct pa_vk_ctx {
   uint32_t coopmat2_reserved_shared, coopmat2_max_invocations;
   uint32_t coopmat2_threads; /* the kernel's workgroup size on this device */
   VkPipelineCache cache;
+  /* POLYATTN_VULKAN_PIPELINE_STATS=1 on a device with VK_KHR_pipeline_executable_
+   * properties: each new pipeline's compiler statistics (registers, spills, ...)
+   * are printed to stderr, for tuning. */
+  int pipeline_stats;
   pa_vk_pipeline pipes[PA_VK_MAX_PIPELINES];
   int npipes;
 

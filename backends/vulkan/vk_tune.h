@@ -26,6 +26,16 @@
  * to 256) on devices that run it, the scalar kernel for the rest. It passed the fp16
  * sweep on the H200 (58 cases; docs/decisions.md 40, 44, 45). */
 #define PA_VK_COOPMAT2_DEFAULT 1
+/* 1: the subgroup-scope coopmat2 kernel (fwd_coopmat2_sg.comp: 16 x 16 tiles, 16 rows
+ * per subgroup, K/V staged in shared memory once per workgroup) where it takes the
+ * case, else the workgroup-scope one; its tiles: query rows per workgroup (16 per
+ * subgroup) x keys. Measured on the H200 (f16 hd128 S8192, bench/RESULTS.md): 64 x 32
+ * 146.8 TFLOP/s, 128 x 32 152.2, 64 x 64 107.5, 64 x 16 110.7; the workgroup-scope
+ * kernel 63.3. Its forced fp16 sweep there: 27 cases run, all passed (the run was cut
+ * by its time limit; docs/decisions.md 82 lists what is left). */
+#define PA_VK_COOPMAT2_SUBGROUP 1
+#define PA_VK_COOPMAT2_SG_BQ 64
+#define PA_VK_COOPMAT2_SG_BK 32
 #define PA_VK_COOPMAT2_BQ 64
 #define PA_VK_COOPMAT2_BK 64
 #define PA_VK_COOPMAT2_BK_LARGE_D 32

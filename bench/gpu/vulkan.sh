@@ -10,9 +10,11 @@
 #   devices  polyattn devices: the vulkan backend must be usable on a GPU (not a CPU
 #            driver); which cooperative-matrix dialect the device takes
 #   sweep    test_vulkan; the forward sweep with the default choice, on the scalar
-#            kernel, on the decode kernel and on the cooperative-matrix kernel (forced
-#            by POLYATTN_VULKAN_KERNEL: cases a kernel does not take are SKIPPED), and
-#            with POLYATTN_VULKAN_LIMITS=mobile
+#            kernel, on the decode kernel and on the cooperative-matrix kernels (forced
+#            by POLYATTN_VULKAN_KERNEL: cases a kernel does not take are SKIPPED;
+#            coopmat2 is the subgroup-scope kernel where it takes the case, and
+#            sweep-coopmat2-wg forces the workgroup-scope one), and with
+#            POLYATTN_VULKAN_LIMITS=mobile
 #   prefill  hd128 S=8192 (f16, B=2, Hq=16, non-causal and causal) on the coopmat2
 #            (also hd64, Hq=32), cooperative-matrix and scalar kernels and on CUDA (issue 6's target: coopmat >= 50%
 #            of CUDA)
@@ -23,13 +25,17 @@
 #            the 4.2 TB/s copy bandwidth, as K+V bytes / median time)
 #   bench    the standard sweep (f16, D 64 and 128) on vulkan-coopmat, vulkan-scalar and
 #            cuda: JSON lines in $LOG/bench-*.json
+#   speed    attn_speed (bench/gpu/attn_speed.c: one process per shape, continuous work,
+#            several settings): decode at Sk 4k, 32k, 128k (f16) and 32k (bf16); the
+#            prefill at hd128 and hd64, S=8192, plain and causal; tables in
+#            $LOG/speed-*.log
 # Times are host-measured around one synchronised call (submission included).
 # Exit status: 0 only if every step passed; SUMMARY.txt lists them.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 2
 # shellcheck source=bench/gpu/lib.sh
 source bench/gpu/lib.sh
-pa_gpu_setup vulkan polyattn test_forward test_vulkan
+pa_gpu_setup vulkan polyattn test_forward test_vulkan attn_speed
 # The NVIDIA driver's ICD is not where the Debian loader looks by default.
 if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
@@ -50,6 +56,8 @@ group_sweep() {
     test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-coopmat2 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat2 \
     test_forward --verbose --filter 'forward/sweep' --jobs 8
+  step sweep-coopmat2-wg 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat2 \
+    POLYATTN_VULKAN_COOPMAT2_SCOPE=workgroup test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-coopmat 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_KERNEL=coopmat \
     test_forward --verbose --filter 'forward/sweep' --jobs 8
   step sweep-mobile 400 env POLYATTN_TEST_BACKENDS=vulkan POLYATTN_VULKAN_LIMITS=mobile \
@@ -143,12 +151,30 @@ group_bench() {
     --json "$LOG/bench-cuda.json"
 }
 
+group_speed() {
+  local dec="--backend vulkan --dtype f16 --batch 8 --heads 32 --kv-heads 8 --dim 128 --seq-q 1"
+  local pre="--backend vulkan --dtype f16 --batch 2 --heads 16 --dim 128 --seq 8192" sk c
+  # shellcheck disable=SC2086 # one word per option
+  {
+    for sk in 4096 32768 131072; do
+      step "speed-decode-$sk" 60 attn_speed $dec --seq-k $sk --iters 100 --warm 1 -
+    done
+    step speed-decode-32768-bf16 60 attn_speed ${dec/f16/bf16} --seq-k 32768 --iters 100 --warm 1 -
+    for c in "" --causal; do
+      step "speed-prefill-hd128$c" 60 attn_speed $pre $c --iters 20 --warm 1 -
+      step "speed-prefill-hd64$c" 60 attn_speed ${pre/--heads 16 --dim 128/--heads 32 --dim 64} $c \
+        --iters 20 --warm 1 -
+    done
+  }
+  grep -h -A1 '^variant' "$LOG"/speed-*.log | grep -v '^variant\|^--'
+}
+
 GROUPS_TO_RUN=("$@")
 [ ${#GROUPS_TO_RUN[@]} -gt 0 ] || GROUPS_TO_RUN=(devices sweep prefill decode)
 for g in "${GROUPS_TO_RUN[@]}"; do
   case $g in
-    devices | sweep | prefill | tiles | decode | bench) "group_$g" ;;
-    *) echo "vulkan.sh: unknown group '$g' (devices, sweep, prefill, decode, bench)"; exit 2 ;;
+    devices | sweep | prefill | tiles | decode | bench | speed) "group_$g" ;;
+    *) echo "vulkan.sh: unknown group '$g' (devices, sweep, prefill, tiles, decode, bench, speed)"; exit 2 ;;
   esac
 done
 pa_gpu_finish
