@@ -16,7 +16,7 @@
  * dK 2 (block_q/16) (D/8), dQ (block_k/16) (D/8) / slices. Every warp reads the
  * whole Q and dO tile twice (as B of S^T, dP^T and, transposed, of dV, dK); the dQ
  * atomics and the per-tile bookkeeping (next tile, loads, two barriers) are per
- * (query tile, key block), so they fall per FLOP as block_k grows (decision 61).
+ * (query tile, key block), so they fall per FLOP as block_k grows (decision 55).
  * Variants (POLYATTN_CUDA_BWD_VARIANT, read once per process; bench/RESULTS.md, fourth
  * session, has the H200 figures that chose them):
  *   auto   the default: w8 at hd128; at hd64 w8q, or w8 under a causal mask or window

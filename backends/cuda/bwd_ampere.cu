@@ -20,7 +20,7 @@
  *            then, after the tile's barrier, dQ_tile = dS K per (16 rows, column
  *            slice) of each warp, added to the fp32 dQ (red.global.add.v2.f32 on
  *            sm_90); finally dK, dV once, in the dtype. Tile shapes and the barrier
- *            scheme: ampere_bwd_tune.cuh, docs/decisions.md 61.
+ *            scheme: ampere_bwd_tune.cuh, docs/decisions.md 55.
  *   convert  dQ fp32 -> dtype (dS already carries the scale).
  * deterministic = 1: the main kernel skips dQ, and the simple backward's dQ kernel
  * (bwd_simple.cu, fp32, no atomics) computes it; see docs/decisions.md 43.

@@ -32,7 +32,7 @@
  * subgroup) x keys. Measured on the H200 (f16 hd128 S8192, bench/RESULTS.md): 64 x 32
  * 146.8 TFLOP/s, 128 x 32 152.2, 64 x 64 107.5, 64 x 16 110.7; the workgroup-scope
  * kernel 63.3. Its forced fp16 sweep there: 27 cases run, all passed (the run was cut
- * by its time limit; docs/decisions.md 82 lists what is left). */
+ * by its time limit; docs/decisions.md 63 lists what is left). */
 #define PA_VK_COOPMAT2_SUBGROUP 1
 #define PA_VK_COOPMAT2_SG_BQ 64
 #define PA_VK_COOPMAT2_SG_BK 32

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # vulkan-final-check.sh: the Vulkan part of the final GPU check of merged main (at most
 # 60 s): what the fourth session changed and could not finish checking
-# on the H200 (bench/RESULTS.md, docs/decisions.md 81-82). Run it from a devkit
+# on the H200 (bench/RESULTS.md, docs/decisions.md 62-63). Run it from a devkit
 # directory (../shared/tools/devkit --vulkan <build>/bin/{polyattn,test_forward,
 # test_vulkan,attn_speed} <build>/lib/*.so*, the module built with glslc-modern) with
 # $OUT set; each step's log goes to $OUT, a summary to stdout.

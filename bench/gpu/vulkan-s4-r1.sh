@@ -4,7 +4,7 @@
 # process per shape, several settings; GPU time per call = host time of N back-to-back
 # calls / N after a warm-up of continuous work).
 # (A record of round 1: POLYATTN_VULKAN_COOPMAT2_ROWSH and _PREFETCH were removed after it,
-# docs/decisions.md 82; the round ran an earlier version of this script, bench/RESULTS.md.)
+# docs/decisions.md 63; the round ran an earlier version of this script, bench/RESULTS.md.)
 set -uo pipefail
 export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 L=$OUT
