@@ -14,6 +14,17 @@
 #  define PA_CUDA_HOPPER_DEFAULT 1
 #endif
 
+/* Block masks finer than the Hopper kernel's 128 x 128 tiles leave most of its
+ * tiles partly masked, and it masks those element by element; the Ampere kernel
+ * walks a per-warp tile list (block_list.cuh). On the H200 (bf16 hd128 S8192, 25%
+ * density): 64 x 64 blocks 7.04 ms on Hopper, 1.67 ms on Ampere; 128 x 128 blocks
+ * 0.98 and 1.03 ms. So by default such problems (AUTO_BLOCK's 64 x 64 too) run on
+ * the Ampere kernel; forcing the Hopper kernel still runs them, correctly. */
+static int block_mask_finer_than_hopper_tiles(const pa_problem *p) {
+  return p->sparsity == POLYATTN_SPARSITY_BLOCK &&
+         (p->block_q % PA_CUDA_HOPPER_TILE != 0 || p->block_k % PA_CUDA_HOPPER_TILE != 0);
+}
+
 static const char *kernel_name(pa_cuda_kernel k) {
   switch (k) {
   case PA_CUDA_KERNEL_SIMPLE: return "simple";
@@ -116,7 +127,7 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
     pa_error why = {{0}}; /* decode-shaped (Sq <= 16, <= 64 rows per kv head): split-KV */
     if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
   }
-  if (PA_CUDA_HOPPER_DEFAULT && dev->cc_major == 9) {
+  if (PA_CUDA_HOPPER_DEFAULT && dev->cc_major == 9 && !block_mask_finer_than_hopper_tiles(p)) {
     pa_error why = {{0}}; /* the Hopper kernel declining is not an error: Ampere next */
     if (pa_cuda_hopper_supports(p, dev, &why)) return PA_CUDA_KERNEL_HOPPER;
   }

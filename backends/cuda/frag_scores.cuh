@@ -8,6 +8,7 @@
 #include "ampere_softmax.cuh"
 #include "block_ctx.cuh"
 #include "mask.h"
+#include "sp24_order.h"
 
 /* Scores of one warp tile: S [16 rows x BK keys] holds raw dot products; on the
  * general path turn them into x = score * log2(e) with pa_score (scale, softcap,
@@ -15,11 +16,11 @@
  * causal/window/length mask (pa_mask_row_range bounds, precomputed per row), and
  * `block` the per-element block mask. */
 /* The key of S element (n-tile n, column 2t + x) of the tile at k0: natural order,
- * or under 2:4 the key order of ampere_sp24.cuh (the Ampere kernel's NM_2_4 variant
- * reads K in 2:4 group order). */
+ * or under 2:4 the permuted order of sp24_order.h (the Ampere kernel's NM_2_4
+ * variant reads K in that order). */
 template <bool SP24>
 __device__ __forceinline__ int pa_frag_key(int k0, int n, int t, int x) {
-  return SP24 ? k0 + 16 * (n >> 1) + 4 * t + 2 * (n & 1) + x : k0 + n * 8 + 2 * t + x;
+  return SP24 ? k0 + 16 * (n >> 1) + pa_sp24_key(n & 1, 2 * t + x) : k0 + n * 8 + 2 * t + x;
 }
 
 template <int NTILES, bool SP24 = false>

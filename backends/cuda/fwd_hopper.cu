@@ -127,6 +127,12 @@ __device__ __forceinline__ int pa_hopper_mask_next(const pa_problem &p, const pa
   return n_hi;
 }
 
+static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
+                  (int)pa_hopper_cfg<64>::block_k == (int)PA_CUDA_HOPPER_TILE &&
+                  (int)pa_hopper_cfg<128>::block_q == (int)PA_CUDA_HOPPER_TILE &&
+                  (int)pa_hopper_cfg<128>::block_k == (int)PA_CUDA_HOPPER_TILE,
+              "cuda_dispatch.c routes block masks by PA_CUDA_HOPPER_TILE");
+
 template <typename T, int D, int SCHED>
 __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
     pa_hopper_fwd_kernel(const __grid_constant__ pa_hopper_args a) {
