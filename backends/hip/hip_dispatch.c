@@ -47,7 +47,8 @@ static pa_hip_kernel pick_kernel(const pa_problem *p, const pa_cuda_device *dev,
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK || p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
     pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "%s",
             p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK
-                ? "AUTO_BLOCK sparsity is not implemented by the HIP backend yet (as for CUDA)"
+                ? "AUTO_BLOCK sparsity is not implemented by the HIP backend yet (CUDA's GPU "
+                  "estimator, auto_block.cu, is not built for HIP)"
                 : "2:4 sparsity is not implemented by the HIP backend (CDNA3's smfmac is not "
                   "used yet; older targets have no sparse matrix instruction)");
     return PA_HIP_KERNEL_NONE;
