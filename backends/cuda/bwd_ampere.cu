@@ -398,12 +398,6 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
 #endif
 }
 
-/* The head-dim bucket: the smaller of 64, 128 that holds max(D, Dv); 0 if none. */
-int pa_bwd_bucket(const pa_problem *p) {
-  const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
-  return d <= 64 ? 64 : d <= 128 ? 128 : 0;
-}
-
 /* POLYATTN_CUDA_BWD_VARIANT (ampere_bwd_tune.cuh): read once per process; an
  * unknown name runs the default (the library never prints). */
 int pa_bwd_env_variant() {
@@ -479,9 +473,7 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
     if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
     return 0;                                                  \
   } while (0)
-  if (p->pass != PA_PASS_BACKWARD) PA_NO("the Ampere backward computes the backward pass only");
-  if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
-    PA_NO("the Ampere backward supports dense and BLOCK sparsity only");
+  if (!pa_bwd_tiled_supports(p, dev, "Ampere", err)) return 0;
   if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
     PA_NO("the Ampere backward takes fp16 or bf16 inputs only");
   if (dev->cc_major < 8)
@@ -491,9 +483,6 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (!bucket)
     PA_NO("the Ampere backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
           (int)p->head_dim, (int)p->head_dim_v);
-  if (p->heads_q > 65535 || p->batch > 65535)
-    PA_NO("the Ampere backward's grids take at most 65535 heads and batch entries");
-  if (!p->lse.buf || !p->o.buf) PA_NO("the Ampere backward needs the forward's out and lse");
   if (const char *name = pa_bwd_misaligned(p))
     PA_NO("the Ampere backward needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
@@ -501,11 +490,6 @@ int pa_cuda_ampere_backward_supports(const pa_problem *p, const pa_cuda_device *
   if ((size_t)pa_bwd_smem(bucket, variant) > dev->smem_optin)
     PA_NO("the Ampere backward needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", pa_bwd_smem(bucket, variant), bucket, dev->smem_optin);
-  if (p->deterministic) { /* dQ comes from the simple backward's dQ kernel */
-    pa_error why = {{0}};
-    if (!pa_cuda_simple_backward_supports(p, dev, &why))
-      PA_NO("deterministic mode: %s", why.msg);
-  }
 #undef PA_NO
   return 1;
 }

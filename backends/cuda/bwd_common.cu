@@ -3,6 +3,8 @@
  * each part holds). */
 #include "bwd_common.cuh"
 
+#include <stdio.h>
+
 #include "convert.h"
 #include "warp_reduce.cuh"
 
@@ -113,4 +115,29 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
   if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
   pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
   return cudaGetLastError();
+}
+
+int pa_bwd_tiled_supports(const pa_problem *p, const pa_cuda_device *dev, const char *kernel,
+                          pa_error *err) {
+  const char *why = nullptr;
+  pa_error simple = {{0}};
+  if (p->pass != PA_PASS_BACKWARD) why = "computes the backward pass only";
+  else if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    why = "supports dense and BLOCK sparsity only";
+  else if (p->heads_q > 65535 || p->batch > 65535)
+    why = "has grids that take at most 65535 heads and batch entries";
+  else if (!p->lse.buf || !p->o.buf) why = "needs the forward's out and lse";
+  else if (p->deterministic && !pa_cuda_simple_backward_supports(p, dev, &simple)) {
+    /* deterministic mode: dQ comes from the simple backward's dQ kernel */
+    if (err) snprintf(err->msg, sizeof err->msg, "deterministic mode: %s", simple.msg);
+    return 0;
+  }
+  if (!why) return 1;
+  if (err) snprintf(err->msg, sizeof err->msg, "the %s backward %s", kernel, why);
+  return 0;
+}
+
+int pa_bwd_bucket(const pa_problem *p) {
+  const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
+  return d <= 64 ? 64 : d <= 128 ? 128 : 0;
 }

@@ -31,6 +31,13 @@ struct pa_bwd_ws {
  * simple backward's dQ workspace (`tail`). Host side, bwd_common.cu. */
 size_t pa_bwd_workspace(const pa_problem *p, const pa_cuda_device *dev);
 pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail);
+/* The support rules the tensor-core backward kernels share (pass, sparsity, grid
+ * limits, the forward's out and lse, the deterministic dQ kernel); each adds its own
+ * (dtype, arch, alignment, shared memory). 0 with the reason in err, naming `kernel`. */
+int pa_bwd_tiled_supports(const pa_problem *p, const pa_cuda_device *dev, const char *kernel,
+                          pa_error *err);
+/* The head-dim bucket: the smaller of 64, 128 that holds max(D, Dv); 0 if none. */
+int pa_bwd_bucket(const pa_problem *p);
 /* prep before the main kernel; convert (or the deterministic dQ) after it. */
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream);
 cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const pa_bwd_ws &ws,

@@ -270,12 +270,6 @@ __global__ void __launch_bounds__(128)
 #endif
 }
 
-/* The head-dim bucket: the smaller of 64, 128 that holds max(D, Dv); 0 if none. */
-int pa_volta_bwd_bucket(const pa_problem *p) {
-  const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
-  return d <= 64 ? 64 : d <= 128 ? 128 : 0;
-}
-
 int pa_volta_bwd_smem(int bucket) {
   return bucket == 64 ? pa_volta_bwd_cfg<64>::smem_bytes : pa_volta_bwd_cfg<128>::smem_bytes;
 }
@@ -308,29 +302,19 @@ int pa_cuda_volta_backward_supports(const pa_problem *p, const pa_cuda_device *d
     if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
     return 0;                                                  \
   } while (0)
-  if (p->pass != PA_PASS_BACKWARD) PA_NO("the Volta backward computes the backward pass only");
-  if (p->sparsity != POLYATTN_SPARSITY_NONE && p->sparsity != POLYATTN_SPARSITY_BLOCK)
-    PA_NO("the Volta backward supports dense and BLOCK sparsity only");
+  if (!pa_bwd_tiled_supports(p, dev, "Volta", err)) return 0;
   if (p->dtype != POLYATTN_DTYPE_F16)
     PA_NO("the Volta backward takes fp16 only: mma.m8n8k4 has no bf16 form");
   if (dev->cc_major < 7)
     PA_NO("the Volta backward needs compute capability 7.0 or newer (device is %d.%d)",
           dev->cc_major, dev->cc_minor);
-  const int bucket = pa_volta_bwd_bucket(p);
+  const int bucket = pa_bwd_bucket(p);
   if (!bucket)
     PA_NO("the Volta backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
           (int)p->head_dim, (int)p->head_dim_v);
-  if (p->heads_q > 65535 || p->batch > 65535)
-    PA_NO("the Volta backward's grids take at most 65535 heads and batch entries");
-  if (!p->lse.buf || !p->o.buf) PA_NO("the Volta backward needs the forward's out and lse");
   if ((size_t)pa_volta_bwd_smem(bucket) > dev->smem_optin)
     PA_NO("the Volta backward needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", pa_volta_bwd_smem(bucket), bucket, dev->smem_optin);
-  if (p->deterministic) { /* dQ comes from the simple backward's dQ kernel */
-    pa_error why = {{0}};
-    if (!pa_cuda_simple_backward_supports(p, dev, &why))
-      PA_NO("deterministic mode: %s", why.msg);
-  }
 #undef PA_NO
   return 1;
 }
@@ -348,7 +332,7 @@ cudaError_t pa_cuda_volta_backward(const pa_problem *p, const pa_cuda_device *de
   cudaError_t e = pa_bwd_prep(p, ws, stream);
   if (e != cudaSuccess) return e;
   if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
-    e = pa_volta_bwd_bucket(p) == 64 ? pa_volta_bwd_launch<64>(p, ws, stream)
+    e = pa_bwd_bucket(p) == 64 ? pa_volta_bwd_launch<64>(p, ws, stream)
                                      : pa_volta_bwd_launch<128>(p, ws, stream);
     if (e != cudaSuccess) return e;
   }
