@@ -165,6 +165,26 @@ Test(vulkan, forced_splits) {
 /* A cooperative-matrix kernel, forced: checked against the oracle where the device
  * runs it; skipped, with the module's reason, elsewhere (lavapipe has no cooperative
  * matrices, so CI only compiles them). A bad kernel name is refused. */
+/* Run r's forward on a forced kernel `kernel`: checked against the oracle where the
+ * device runs it; where it refuses (lavapipe has no cooperative matrices), the
+ * reason must name `kernel` and the test is skipped, loudly. Frees r and ctx. */
+static void forced_forward_checked(polyattn_context *ctx, th_run *r, const char *kernel,
+                                   const char *what) {
+  polyattn_status st = th_run_forward(r);
+  if (st == POLYATTN_ERR_UNSUPPORTED) {
+    char why[512];
+    snprintf(why, sizeof why, "%s", th_run_message(r));
+    th_run_destroy(r);
+    polyattn_context_destroy(ctx);
+    cr_assert(strstr(why, kernel), "the reason names the kernel: %s", why);
+    cr_skip_test("SKIPPED: the %s kernel cannot run here: %s", kernel, why);
+  }
+  cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
+  th_assert_forward_ok(r, what);
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+}
+
 static void forced_kernel(const char *kernel) {
   need_vulkan();
   setenv("POLYATTN_VULKAN_KERNEL", "no-such-kernel", 1);
@@ -177,19 +197,7 @@ static void forced_kernel(const char *kernel) {
   cr_assert_eq(th_run_forward(r), POLYATTN_ERR_UNSUPPORTED, "%s", th_run_message(r));
   cr_assert(strstr(th_run_message(r), "not one of"), "message: %s", th_run_message(r));
   setenv("POLYATTN_VULKAN_KERNEL", kernel, 1);
-  polyattn_status st = th_run_forward(r);
-  if (st == POLYATTN_ERR_UNSUPPORTED) {
-    char why[512];
-    snprintf(why, sizeof why, "%s", th_run_message(r));
-    th_run_destroy(r);
-    polyattn_context_destroy(ctx);
-    cr_assert(strstr(why, kernel), "the reason names the kernel: %s", why);
-    cr_skip_test("SKIPPED: the %s kernel cannot run here: %s", kernel, why);
-  }
-  cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
-  th_assert_forward_ok(r, kernel);
-  th_run_destroy(r);
-  polyattn_context_destroy(ctx);
+  forced_forward_checked(ctx, r, kernel, kernel);
 }
 
 Test(vulkan, coopmat_forced) { forced_kernel("coopmat"); }
@@ -207,19 +215,7 @@ static void coopmat2_scope(const char *scope) {
                .seq_q = 200, .seq_k = 333, .head_dim = 128, .causal = 1, .window = 1,
                .window_left = 150, .window_right = -1, .softcap = 20.0f};
   c = th_case_resolve(&c, POLYATTN_DTYPE_F16);
-  th_run *r = th_run_create(ctx, &c, 0);
-  polyattn_status st = th_run_forward(r);
-  if (st == POLYATTN_ERR_UNSUPPORTED) {
-    char why[512];
-    snprintf(why, sizeof why, "%s", th_run_message(r));
-    th_run_destroy(r);
-    polyattn_context_destroy(ctx);
-    cr_skip_test("SKIPPED: coopmat2 cannot run here: %s", why);
-  }
-  cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
-  th_assert_forward_ok(r, scope);
-  th_run_destroy(r);
-  polyattn_context_destroy(ctx);
+  forced_forward_checked(ctx, th_run_create(ctx, &c, 0), "coopmat2", scope);
   unsetenv("POLYATTN_VULKAN_COOPMAT2_SCOPE");
   unsetenv("POLYATTN_VULKAN_KERNEL");
 }
@@ -239,28 +235,16 @@ Test(vulkan, decode_keys_per_lane) {
     int32_t hq, hkv, sq;
     const char *u;
   } forms[] = {{3, 1, 1, "1"}, {4, 2, 2, "2"}};
-  polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_VULKAN);
   for (size_t i = 0; i < sizeof forms / sizeof forms[0]; ++i) {
     setenv("POLYATTN_VULKAN_DECODE_U", forms[i].u, 1);
+    polyattn_context *ctx = th_context_or_skip(POLYATTN_BACKEND_VULKAN);
     th_case c = {.name = "decode_u", .heads_q = forms[i].hq, .heads_kv = forms[i].hkv, .seq_q = forms[i].sq,
                  .seq_k = 700, .head_dim = 128, .causal = 1, .alibi = TH_ALIBI_HEADS, .softcap = 8.0f};
     c = th_case_resolve(&c, POLYATTN_DTYPE_F16);
-    th_run *r = th_run_create(ctx, &c, 0);
-    polyattn_status st = th_run_forward(r);
-    if (st == POLYATTN_ERR_UNSUPPORTED) {
-      char why[512];
-      snprintf(why, sizeof why, "%s", th_run_message(r));
-      th_run_destroy(r);
-      polyattn_context_destroy(ctx);
-      cr_skip_test("SKIPPED: the decode kernel cannot run here: %s", why);
-    }
-    cr_assert_eq(st, POLYATTN_OK, "%s", th_run_message(r));
     char what[64];
     snprintf(what, sizeof what, "Hq %d Hkv %d Sq %d U %s", forms[i].hq, forms[i].hkv, forms[i].sq, forms[i].u);
-    th_assert_forward_ok(r, what);
-    th_run_destroy(r);
+    forced_forward_checked(ctx, th_run_create(ctx, &c, 0), "decode", what);
   }
-  polyattn_context_destroy(ctx);
   unsetenv("POLYATTN_VULKAN_DECODE_U");
   unsetenv("POLYATTN_VULKAN_KERNEL");
 }
