@@ -328,16 +328,18 @@ Test(cuda, unsupported_is_refused, .timeout = 120) {
   static const th_case vl = {.name = "varlen", .batch = 2, .head_dim = 64, .varlen = 1,
                              .seqlens_q = {17, 64}, .seqlens_k = {33, 64}};
   polyattn_context *ctx = cuda_context(NULL);
+  unsetenv("POLYATTN_CUDA_BACKWARD_KERNEL"); /* it would override the forcing below */
 
-  /* The backward has the simple, ampere and volta kernels: forcing a forward-only
-   * kernel is refused, and so are volta on bf16 and ampere on f32. */
+  /* The backward has the simple, ampere, volta and hopper kernels: forcing a
+   * forward-only kernel is refused, and so are volta on bf16 and ampere and hopper
+   * on f32 (POLYATTN_CUDA_BACKWARD_KERNEL forces the backward alone). */
   th_case c = th_case_resolve(&bw, POLYATTN_DTYPE_F16);
   th_run *r = th_run_create(ctx, &c, 1);
   cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s", th_run_message(r));
   cr_assert_eq(th_run_backward(r), POLYATTN_OK, "%s", th_run_message(r));
   setenv("POLYATTN_CUDA_KERNEL", "decode", 1);
   cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
-  cr_assert(strstr(th_run_message(r), "simple, ampere and volta"), "message: %s",
+  cr_assert(strstr(th_run_message(r), "simple, ampere, volta and hopper"), "message: %s",
             th_run_message(r));
   unsetenv("POLYATTN_CUDA_KERNEL");
   th_run_destroy(r);
@@ -356,6 +358,11 @@ Test(cuda, unsupported_is_refused, .timeout = 120) {
   cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
   cr_assert(strstr(th_run_message(r), "fp16 or bf16"), "message: %s", th_run_message(r));
   unsetenv("POLYATTN_CUDA_KERNEL");
+  setenv("POLYATTN_CUDA_BACKWARD_KERNEL", "hopper", 1);
+  cr_assert_eq(th_run_backward(r), POLYATTN_ERR_UNSUPPORTED);
+  cr_assert(strstr(th_run_message(r), "forced backward kernel hopper"), "message: %s",
+            th_run_message(r));
+  unsetenv("POLYATTN_CUDA_BACKWARD_KERNEL");
   th_run_destroy(r);
 
   /* 2:4 runs on the Ampere and simple kernels only: a forced decode kernel refuses

@@ -14,6 +14,15 @@
 #  define PA_CUDA_HOPPER_DEFAULT 1
 #endif
 
+/* Whether cc 9.0 devices run the Hopper backward (bwd_hopper.cu) by default (else only
+ * when forced with POLYATTN_CUDA_KERNEL=hopper or POLYATTN_CUDA_BACKWARD_KERNEL=hopper):
+ * on since it passed the backward suite on the H200 with each variant forced and ran
+ * 1.3-1.5x the Ampere backward (docs/decisions.md 74). Problems it declines fall back
+ * to the Ampere kernel. */
+#ifndef PA_CUDA_HOPPER_BWD_DEFAULT
+#  define PA_CUDA_HOPPER_BWD_DEFAULT 1
+#endif
+
 /* Block masks finer than the Hopper kernel's 128 x 128 tiles leave most of its
  * tiles partly masked, and it masks those element by element; the Ampere kernel
  * walks a per-warp tile list (block_list.cuh). On the H200 (bf16 hd128 S8192, 25%
@@ -64,12 +73,16 @@ static pa_cuda_kernel pick_forced(const char *want, const pa_problem *p, const p
   return PA_CUDA_KERNEL_NONE;
 }
 
-/* The backward: the Ampere tensor-core kernel where it applies (f16/bf16, sm_80+,
- * head dims up to 128), on cc 7.x the Volta one (fp16, head dims up to 128), else
- * the simple fp32 kernel. POLYATTN_CUDA_KERNEL=simple, =ampere or =volta forces one;
- * naming a forward-only kernel makes the backward UNSUPPORTED. */
+/* The backward: on cc 9.0 the Hopper (wgmma) kernel where PA_CUDA_HOPPER_BWD_DEFAULT
+ * is on, then the Ampere tensor-core kernel where it applies (f16/bf16, sm_80+, head
+ * dims up to 128), on cc 7.x the Volta one (fp16, head dims up to 128), else the
+ * simple fp32 kernel. POLYATTN_CUDA_KERNEL=simple, =ampere, =volta or =hopper forces
+ * one; naming a forward-only kernel makes the backward UNSUPPORTED. */
 static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
-  const char *want = getenv("POLYATTN_CUDA_KERNEL");
+  /* POLYATTN_CUDA_BACKWARD_KERNEL forces the backward alone (the forward that makes
+   * O and LSE keeps its own choice); else POLYATTN_CUDA_KERNEL forces both. */
+  const char *want = getenv("POLYATTN_CUDA_BACKWARD_KERNEL");
+  if (!want || !*want) want = getenv("POLYATTN_CUDA_KERNEL");
   pa_error why = {{0}};
   if (want && *want) {
     if (!strcmp(want, "simple")) {
@@ -78,15 +91,20 @@ static pa_cuda_kernel pick_backward(const pa_problem *p, const pa_cuda_device *d
       if (pa_cuda_ampere_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_AMPERE;
     } else if (!strcmp(want, "volta") || !strcmp(want, "sm70")) {
       if (pa_cuda_volta_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_VOLTA;
+    } else if (!strcmp(want, "hopper")) {
+      if (pa_cuda_hopper_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_HOPPER;
     } else {
       snprintf(why.msg, sizeof why.msg,
-               "the CUDA backward has the simple, ampere and volta kernels only");
+               "the CUDA backward has the simple, ampere, volta and hopper kernels only");
     }
-    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "POLYATTN_CUDA_KERNEL=%s: %s", want, why.msg);
+    pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "forced backward kernel %s: %s", want, why.msg);
     return PA_CUDA_KERNEL_NONE;
   }
+  if (PA_CUDA_HOPPER_BWD_DEFAULT && dev->cc_major == 9 &&
+      pa_cuda_hopper_backward_supports(p, dev, &why))
+    return PA_CUDA_KERNEL_HOPPER; /* declining is not an error: fall back */
   if (pa_cuda_ampere_backward_supports(p, dev, &why))
-    return PA_CUDA_KERNEL_AMPERE; /* declining is not an error: fall back */
+    return PA_CUDA_KERNEL_AMPERE;
   if (dev->cc_major == 7 && pa_cuda_volta_backward_supports(p, dev, &why))
     return PA_CUDA_KERNEL_VOLTA;
   if (pa_cuda_simple_backward_supports(p, dev, &why)) return PA_CUDA_KERNEL_SIMPLE;
@@ -157,9 +175,10 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   }
   const pa_cuda_kernel k = pa_cuda_pick_kernel(p, &ctx->dev, err);
   if (k != PA_CUDA_KERNEL_NONE && p->pass == PA_PASS_BACKWARD) {
-    *workspace_bytes = k == PA_CUDA_KERNEL_AMPERE  ? pa_cuda_ampere_backward_workspace(p, &ctx->dev)
-                       : k == PA_CUDA_KERNEL_VOLTA ? pa_cuda_volta_backward_workspace(p, &ctx->dev)
-                                                   : pa_cuda_simple_backward_workspace(p, &ctx->dev);
+    *workspace_bytes = k == PA_CUDA_KERNEL_AMPERE   ? pa_cuda_ampere_backward_workspace(p, &ctx->dev)
+                       : k == PA_CUDA_KERNEL_VOLTA  ? pa_cuda_volta_backward_workspace(p, &ctx->dev)
+                       : k == PA_CUDA_KERNEL_HOPPER ? pa_cuda_hopper_backward_workspace(p, &ctx->dev)
+                                                    : pa_cuda_simple_backward_workspace(p, &ctx->dev);
     return POLYATTN_OK;
   }
   switch (k) {
@@ -218,9 +237,10 @@ polyattn_status pa_cuda_backward(void *bctx, const pa_problem *p,
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
   void *ws = workspace ? workspace->address : NULL;
-  e = k == PA_CUDA_KERNEL_AMPERE  ? pa_cuda_ampere_backward(p, &ctx->dev, ws, ctx->stream)
-      : k == PA_CUDA_KERNEL_VOLTA ? pa_cuda_volta_backward(p, &ctx->dev, ws, ctx->stream)
-                                  : pa_cuda_simple_backward(p, &ctx->dev, ws, ctx->stream);
+  e = k == PA_CUDA_KERNEL_AMPERE   ? pa_cuda_ampere_backward(p, &ctx->dev, ws, ctx->stream)
+      : k == PA_CUDA_KERNEL_VOLTA  ? pa_cuda_volta_backward(p, &ctx->dev, ws, ctx->stream)
+      : k == PA_CUDA_KERNEL_HOPPER ? pa_cuda_hopper_backward(p, &ctx->dev, ws, ctx->stream)
+                                   : pa_cuda_simple_backward(p, &ctx->dev, ws, ctx->stream);
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) {
     char what[64];

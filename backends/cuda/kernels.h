@@ -98,6 +98,14 @@ int pa_cuda_volta_backward_supports(const pa_problem *p, const pa_cuda_device *d
 size_t pa_cuda_volta_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_volta_backward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
+/* bwd_hopper.cu: the wgmma backward, fp16/bf16, cc 9.0 (sm_90a build), head dims up
+ * to 128 (buckets 64, 128), dense and BLOCK; the Ampere backward's workspace and dQ
+ * modes (bwd_common.cuh). */
+int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *dev,
+                                     pa_error *err);
+size_t pa_cuda_hopper_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
+cudaError_t pa_cuda_hopper_backward(const pa_problem *p, const pa_cuda_device *dev,
+                                    void *workspace, cudaStream_t stream);
 /* auto_block.cu: AUTO_BLOCK's estimator on the GPU (common/autoblock.c's, same
  * sums in the same order). The workspace: counters, the chosen mask, pooled K,
  * then (from pa_cuda_auto_block_workspace(p) on) the BLOCK kernel's own. resolve

@@ -1,0 +1,520 @@
+/* The Hopper backward kernel (sm_90a): the Ampere backward's algorithm (bwd_ampere.cu,
+ * FlashAttention-2's backward) with its five products on wgmma.mma_async, fp16 and bf16,
+ * head-dim buckets 64 and 128.
+ *
+ * Prep, convert, the workspace and the query-tile walk are bwd_common's, shared with
+ * the Ampere and Volta backward kernels. The main kernel: one block of 256 threads
+ * (two warpgroups) per (128-key block, kv head, batch entry); warpgroup w owns keys
+ * 64w .. 64w + 63 of the block and keeps their dK, dV [64 x D] in fp32 registers (the
+ * wgmma accumulators). K and V of the block stay in shared memory; for every query
+ * head of the GQA group and every query tile of 64 rows that the masks let reach the
+ * block (bwd_common's walk, a fixed order), with Q, dO and the rows' statistics in a
+ * two-stage cp.async ring:
+ *   S^T  = K_w Q^T        wgmma SS m64n64k16, both operands K-major
+ *   dP^T = V_w dO^T       wgmma SS m64n64k16
+ *   P, dS per element     bwd_common's rules (a lean path where nothing masks the tile)
+ *   dV_w += P^T dO        wgmma RS m64nDk16: P^T from the S^T accumulators, dO MN-major
+ *   dK_w += dS^T Q        wgmma RS: dS^T from the dP^T accumulators, Q MN-major
+ *   dS^T -> shared memory (the 128-byte swizzle), then
+ *   dQ_tile += dS K       wgmma SS with both operands MN-major (imm-trans-a, -b):
+ *                         D = 128: warpgroup w the dims 64w..64w+63 over all 128
+ *                         keys; D = 64: warpgroup w all dims over its own 64 keys
+ *                         (two partial sums per element)
+ *   dQ added to the fp32 accumulator (red.global.add.v2.f32).
+ * Shared-memory tiles are 64-column panels with 128-byte rows, chunk c of row r at
+ * c ^ (r % 8): wgmma's 128-byte swizzle, which is also ampere_tile.cuh's layout for
+ * D = 64, so pa_tile_load<ROWS, 64> fills one panel. Tiles written by cp.async or
+ * st.shared are handed to wgmma (the async proxy) with fence.proxy.async before the
+ * barrier that publishes them.
+ *
+ * deterministic = 1: no dQ here; the simple backward's dQ kernel computes it (as for
+ * the Ampere backward, docs/decisions.md 43).
+ *
+ * Compiled for sm_90a only (CMakeLists.txt, with fwd_hopper.cu); without 90 in
+ * POLYATTN_CUDA_ARCHS it is compiled for the module's architectures and declines. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ampere_mma.cuh"
+#include "ampere_tile.cuh"
+#include "bwd_common.cuh"
+#include "hopper_ptx.cuh"
+#include "kernels.h"
+#include "mask.h"
+
+#ifndef PA_CUDA_HOPPER_BUILT
+#  define PA_CUDA_HOPPER_BUILT 0
+#endif
+
+namespace {
+
+template <int D, int BQ>
+struct pa_hopper_bwd_cfg {
+  enum {
+    block_k = 128, /* keys per block: two warpgroups x 64 */
+    block_q = BQ,  /* query rows per tile: N of S^T, K of dV/dK, M of dQ (64 or 128) */
+    threads = 256,
+    panels = D / 64
+  };
+  static constexpr int k_panel = block_k * 128, q_panel = block_q * 128;
+  static constexpr int kv_bytes = block_k * D * 2;   /* K or V */
+  static constexpr int q_bytes = block_q * D * 2;    /* Q or dO */
+  static constexpr int stats_bytes = 2 * block_q * 4; /* lse2, dsum */
+  static constexpr int stage_bytes = 2 * q_bytes + 1024; /* Q, dO, stats (1024-aligned) */
+  static_assert(stats_bytes <= 1024, "the statistics fit the stage's last 1024 bytes");
+  static constexpr int ds_panel = block_k * 128;          /* dS^T: 64 queries per panel */
+  static constexpr int ds_bytes = block_k * block_q * 2;
+  /* [K][V][stage 0][stage 1][dS^T] + 1024 to align the start */
+  static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_bytes;
+  static_assert(D % 64 == 0 && BQ % 64 == 0, "whole 128-byte swizzle panels");
+  static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
+};
+
+__device__ __forceinline__ void pa_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+/* dst[0] += a, dst[1] += b in fp32 global memory (8-byte aligned). */
+__device__ __forceinline__ void pa_hbwd_red2(float *dst, float a, float b) {
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(dst)),
+               "f"(a), "f"(b)
+               : "memory");
+}
+
+/* D[64 x 64] (+)= A[64 x 16] . B[16 x 64], both from shared memory MN-major
+ * (imm-trans-a = imm-trans-b = 1): dQ = dS K with dS stored as dS^T. */
+template <typename T>
+__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b,
+                                                 int scale_d);
+#if PA_HOPPER_ARCH_OK
+#  define PA_HBWD_D32                                                                           \
+    "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),   \
+        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]),              \
+        "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),              \
+        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),              \
+        "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]),              \
+        "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+#  define PA_HBWD_REGS32                                                                        \
+    "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,"  \
+    "%24,%25,%26,%27,%28,%29,%30,%31}"
+template <>
+__device__ __forceinline__ void pa_wgmma_ss_tt64<__nv_bfloat16>(float (&d)[8][4], uint64_t a,
+                                                                uint64_t b, int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " PA_HBWD_REGS32
+               ", %32, %33, p, 1, 1, 1, 1;\n}\n"
+               : PA_HBWD_D32
+               : "l"(a), "l"(b), "r"(scale_d));
+}
+template <>
+__device__ __forceinline__ void pa_wgmma_ss_tt64<__half>(float (&d)[8][4], uint64_t a, uint64_t b,
+                                                         int scale_d) {
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " PA_HBWD_REGS32
+               ", %32, %33, p, 1, 1, 1, 1;\n}\n"
+               : PA_HBWD_D32
+               : "l"(a), "l"(b), "r"(scale_d));
+}
+#  undef PA_HBWD_D32
+#  undef PA_HBWD_REGS32
+#else
+template <typename T>
+__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b,
+                                                 int scale_d) {}
+#endif
+
+/* The variants (POLYATTN_CUDA_HOPPER_BWD_VARIANT=nsplit|ksplit|q128, read once per
+ * process): the query tile and how the two warpgroups share dQ [BQ x D]:
+ *   nsplit  64-row tiles; warpgroup w the dims 64w..64w+63 over all 128 keys (D = 128)
+ *   ksplit  64-row tiles; warpgroup w all dims over its own 64 keys, in 64-dim passes
+ *           (two partial sums per element; the only form at D = 64 with 64-row tiles)
+ *   q128    128-row tiles (D = 64): warpgroup w the queries 64w..64w+63 over all keys
+ * Defaults, measured on the H200 (bf16 S8192, bench/RESULTS.md): nsplit at D = 128
+ * (313 TFLOP/s against ksplit's 252), q128 at D = 64 (281 against ksplit's 211); a
+ * variant that does not apply to the bucket runs the bucket's default. */
+enum { PA_HBWD_NSPLIT = 0, PA_HBWD_KSPLIT = 1, PA_HBWD_Q128 = 2 };
+
+int pa_hbwd_variant(int D) {
+  static const int v = [] {
+    const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_VARIANT");
+    if (env && !strcmp(env, "ksplit")) return (int)PA_HBWD_KSPLIT;
+    if (env && !strcmp(env, "q128")) return (int)PA_HBWD_Q128;
+    if (env && !strcmp(env, "nsplit")) return (int)PA_HBWD_NSPLIT;
+    return -1;
+  }();
+  if (D == 128) return v == PA_HBWD_KSPLIT ? (int)PA_HBWD_KSPLIT : (int)PA_HBWD_NSPLIT;
+  return v == PA_HBWD_KSPLIT ? (int)PA_HBWD_KSPLIT : (int)PA_HBWD_Q128;
+}
+
+template <int VARIANT>
+struct pa_hbwd_bq {
+  enum { value = VARIANT == PA_HBWD_Q128 ? 128 : 64 };
+};
+
+template <typename T, int D, int VARIANT>
+__global__ void __launch_bounds__(256, 1)
+    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+#if PA_HOPPER_ARCH_OK
+  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value> cfg;
+  enum {
+    NT = cfg::threads,
+    BQ = cfg::block_q,
+    BK = cfg::block_k,
+    PANELS = cfg::panels,
+    Q_TILES = BQ / 8,   /* 8-query chunks of S^T, dP^T */
+    D_TILES = D / 8,    /* 8-dim chunks of dK, dV */
+    D_STEPS = D / 16,   /* k16 steps over the head dim */
+    Q_STEPS = BQ / 16,  /* k16 steps over the tile's queries */
+    /* dQ: split over the keys (each warpgroup its own 64, both add) at D = 64 and in
+     * the ksplit variant, else over the dims (each warpgroup 64 dims over all keys). */
+    KS = VARIANT == PA_HBWD_KSPLIT,
+    QS = VARIANT == PA_HBWD_Q128,
+    DQ_STEPS = KS ? BK / 32 : BK / 16, /* k16 steps of dQ */
+    DQ_PASSES = KS ? D / 64 : 1        /* 64-dim passes of dQ per warpgroup */
+  };
+  extern __shared__ __align__(1024) unsigned char pa_smem[];
+  unsigned char *const base = pa_smem + ((1024u - (pa_hsmem(pa_smem) & 1023u)) & 1023u);
+  const uint32_t s_k = pa_hsmem(base);
+  const uint32_t s_v = s_k + cfg::kv_bytes;
+  const uint32_t s_stage0 = s_v + cfg::kv_bytes; /* stage s: Q, dO, then lse2[BQ], dsum[BQ] */
+  const uint32_t s_ds = s_stage0 + 2 * cfg::stage_bytes;
+  unsigned char *const stage0_ptr = base + 2 * cfg::kv_bytes;
+  unsigned char *const ds_ptr = stage0_ptr + 2 * cfg::stage_bytes;
+
+  pa_bwd_block c;
+  if (!pa_bwd_block_init<BQ>(c, p, blockIdx.z, blockIdx.y, blockIdx.x * BK)) return;
+  const int X = c.G * c.n_qt;
+  const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+  const int g8 = lane >> 2, t = lane & 3;
+  const int wk = 64 * wg + 16 * warp; /* the warp's first key in the block */
+
+  /* Prologue: K and V of the block, panel by panel (keys past len_k are zero). */
+  {
+    const T *k_g = (const T *)p.k.ptr + pa_view_row(&p.k, c.b, c.j0, c.seq.k_start, c.hk);
+    const T *v_g = (const T *)p.v.ptr + pa_view_row(&p.v, c.b, c.j0, c.seq.k_start, c.hk);
+    const int rows = c.seq.len_k - c.j0;
+#pragma unroll
+    for (int x = 0; x < PANELS; ++x) {
+      pa_tile_load<BK, 64, NT>(s_k + x * cfg::k_panel, k_g + 64 * x, p.k.stride_s, rows,
+                               p.head_dim - 64 * x, (const T *)p.k.ptr, tid);
+      pa_tile_load<BK, 64, NT>(s_v + x * cfg::k_panel, v_g + 64 * x, p.v.stride_s, rows,
+                               p.head_dim_v - 64 * x, (const T *)p.v.ptr, tid);
+    }
+    pa_cp_async_commit();
+  }
+  /* Q, dO and the statistics of tile x into `stage` (the stage is free: released by
+   * the barrier before the call). */
+  auto load_tile = [&](int x, int stage) {
+    const int h = c.hk * c.G + x / c.n_qt, i0 = (x % c.n_qt) * BQ;
+    const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
+    const int rows = c.seq.len_q - i0;
+    const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, i0, c.seq.q_start, h);
+    const T *do_g = (const T *)p.dout.ptr + pa_view_row(&p.dout, c.b, i0, c.seq.q_start, h);
+#pragma unroll
+    for (int x = 0; x < PANELS; ++x) {
+      pa_tile_load<BQ, 64, NT>(s_q + x * cfg::q_panel, q_g + 64 * x, p.q.stride_s, rows,
+                               p.head_dim - 64 * x, (const T *)p.q.ptr, tid);
+      pa_tile_load<BQ, 64, NT>(s_do + x * cfg::q_panel, do_g + 64 * x, p.dout.stride_s, rows,
+                               p.head_dim_v - 64 * x, (const T *)p.dout.ptr, tid);
+    }
+    pa_cp_async_commit();
+    if (tid < BQ) {
+      float *st = (float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
+      const bool in = tid < rows;
+      const int64_t at = h * ws.rows + c.row0 + i0 + tid;
+      st[tid] = in ? ws.lse2[at] : INFINITY; /* padded rows: P = 0 */
+      st[BQ + tid] = in ? ws.dsum[at] : 0.0f;
+    }
+  };
+  bool partial = false;
+  int x = pa_bwd_next_tile<BQ, BK>(p, c, 0, &partial);
+  if (x < X) load_tile(x, 0);
+
+  const bool general = p.softcap > 0.0f || p.alibi.buf;
+  const float xscale = p.scale * PA_BWD_LOG2E;
+  float dk[D_TILES][4], dv[D_TILES][4]; /* [64 keys x D] per warpgroup, fp32 */
+#pragma unroll
+  for (int n = 0; n < D_TILES; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
+
+  for (int stage = 0; x < X; stage ^= 1) {
+    pa_cp_async_wait<0>();
+    pa_fence_proxy_async(); /* this thread's cp.async writes, to the wgmma reads */
+    __syncthreads(); /* tile x (and K, V) visible; every thread is done with the other stage and dS */
+    const bool tile_partial = partial;
+    const int next = pa_bwd_next_tile<BQ, BK>(p, c, x + 1, &partial);
+    if (next < X) load_tile(next, stage ^ 1);
+
+    const int h = c.hk * c.G + x / c.n_qt, i0 = (x % c.n_qt) * BQ;
+    const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
+    const float *lse2_s = (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
+    const float *dsum_s = lse2_s + BQ;
+    /* k16 step kk of the head dim: the panel, then 32 bytes per step in its 128-byte
+     * rows; the warpgroup's 64 keys start 64 rows into each K / V panel. */
+    auto kv_off = [&](int kk) { return (uint32_t)((kk / 4) * cfg::k_panel + 64 * wg * 128 + (kk % 4) * 32); };
+    auto q_off = [](int kk) { return (uint32_t)((kk / 4) * cfg::q_panel + (kk % 4) * 32); };
+
+    /* S^T = K_w Q^T and dP^T = V_w dO^T: [64 keys x 64 queries] per warpgroup, two
+     * commit groups, so that P's exponentials run while dP^T is on the tensor cores. */
+    float s[Q_TILES][4], dp[Q_TILES][4];
+    pa_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < D_STEPS; ++kk)
+      pa_wgmma_ss<T, BQ>(s, pa_wgmma_desc(s_k + kv_off(kk), 16, 1024),
+                         pa_wgmma_desc(s_q + q_off(kk), 16, 1024), kk > 0);
+    pa_wgmma_commit();
+#pragma unroll
+    for (int kk = 0; kk < D_STEPS; ++kk)
+      pa_wgmma_ss<T, BQ>(dp, pa_wgmma_desc(s_v + kv_off(kk), 16, 1024),
+                         pa_wgmma_desc(s_do + q_off(kk), 16, 1024), kk > 0);
+    pa_wgmma_commit();
+
+    /* P and dS: element (key wk + g8 + 8 (e >> 1), query 8n + 2t + (e & 1)). */
+    pa_bwd_tile tl;
+    tl.h = h;
+    tl.slope = pa_problem_alibi_slope(&p, c.b, h);
+    tl.general = general;
+    tl.range = pa_bwd_tile_range<BQ, BK>(c, i0);
+    tl.partial = tile_partial;
+    tl.xscale = xscale;
+    if (!general && !tl.range && !tile_partial) {
+      pa_wgmma_wait<1>(); /* S^T landed */
+      pa_wgmma_fence_regs(s);
+#pragma unroll
+      for (int n = 0; n < Q_TILES; ++n) {
+        const float2 l2 = *(const float2 *)(lse2_s + 8 * n + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[n][e] = pa_exp2(fmaf(s[n][e], xscale, -((e & 1) ? l2.y : l2.x)));
+      }
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(dp);
+#pragma unroll
+      for (int n = 0; n < Q_TILES; ++n) {
+        const float2 ds = *(const float2 *)(dsum_s + 8 * n + 2 * t);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - ((e & 1) ? ds.y : ds.x)) * p.scale;
+      }
+    } else {
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(s);
+      pa_wgmma_fence_regs(dp);
+#pragma unroll
+      for (int n = 0; n < Q_TILES; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int ql = 8 * n + 2 * t + (e & 1);
+          float pr, ds;
+          pa_bwd_p_ds(p, c, tl, i0 + ql, c.j0 + wk + g8 + 8 * (e >> 1), s[n][e], dp[n][e],
+                      lse2_s[ql], dsum_s[ql], &pr, &ds);
+          dp[n][e] = ds;
+          s[n][e] = pr;
+        }
+    }
+
+    /* P^T, dS^T as A fragments [64 keys x 16 queries] per k16 step: chunks 2kk, 2kk+1. */
+    uint32_t pf[Q_STEPS][4], dsf[Q_STEPS][4];
+#pragma unroll
+    for (int kk = 0; kk < Q_STEPS; ++kk) {
+      pf[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+      pf[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+      pf[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pf[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+      dsf[kk][0] = pa_pack2<T>(dp[2 * kk][0], dp[2 * kk][1]);
+      dsf[kk][1] = pa_pack2<T>(dp[2 * kk][2], dp[2 * kk][3]);
+      dsf[kk][2] = pa_pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+      dsf[kk][3] = pa_pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+    }
+
+    /* dV += P^T dO, dK += dS^T Q: B = dO, Q [queries x D] read MN-major (rows = K). */
+    pa_wgmma_fence_regs(dv);
+    pa_wgmma_fence_regs(dk);
+    pa_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < Q_STEPS; ++kk) {
+      pa_wgmma_rs_tb<T, D>(dv, pf[kk], pa_wgmma_desc(s_do + kk * 16 * 128, cfg::q_panel, 1024), 1);
+      pa_wgmma_rs_tb<T, D>(dk, dsf[kk], pa_wgmma_desc(s_q + kk * 16 * 128, cfg::q_panel, 1024), 1);
+    }
+    pa_wgmma_commit();
+
+    if (ws.dq_acc) { /* uniform: the mode of the call */
+      /* dS^T to shared memory: row wk + g8 (+8), query chunk 2kk (+1), 4 bytes at 4t. */
+#pragma unroll
+      for (int kk = 0; kk < Q_STEPS; ++kk)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const int row = wk + g8 + 8 * (r & 1), chunk = 2 * kk + (r >> 1);
+          *(uint32_t *)(ds_ptr + (chunk / 8) * cfg::ds_panel +
+                        pa_tile_layout<64>::offset(row, chunk % 8) + 4 * t) = dsf[kk][r];
+        }
+      pa_fence_proxy_async();
+      if (KS)
+        pa_named_sync(1 + wg, 128); /* the warpgroup's own keys only */
+      else
+        pa_named_sync(1, NT); /* both warpgroups' dS^T: each takes a half over all keys */
+      /* dQ [64 queries x 64 dims] per warpgroup and pass: A = dS (stored dS^T: rows =
+       * keys), B = K (rows = keys), both MN-major. Pass x of the K split covers dims
+       * 64x..64x+63; both passes are issued before the first one's adds. */
+      float dq[DQ_PASSES][8][4];
+#pragma unroll
+      for (int x = 0; x < DQ_PASSES; ++x) {
+        const uint32_t a0 = KS ? s_ds + 64 * wg * 128 : QS ? s_ds + wg * cfg::ds_panel : s_ds;
+        const uint32_t b0 = KS   ? s_k + x * cfg::k_panel + 64 * wg * 128
+                            : QS ? s_k
+                                 : s_k + wg * cfg::k_panel;
+        pa_wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < DQ_STEPS; ++kk)
+          pa_wgmma_ss_tt64<T>(dq[x], pa_wgmma_desc(a0 + kk * 16 * 128, cfg::k_panel, 1024),
+                              pa_wgmma_desc(b0 + kk * 16 * 128, cfg::k_panel, 1024), kk > 0);
+        pa_wgmma_commit();
+      }
+      const bool pairs = (p.head_dim & 1) == 0;
+#pragma unroll
+      for (int x = 0; x < DQ_PASSES; ++x) {
+        if (x == 0 && DQ_PASSES == 2) {
+          pa_wgmma_wait<1>();
+        } else {
+          pa_wgmma_wait<0>();
+        }
+        pa_wgmma_fence_regs(dq[x]);
+        const int c0 = KS ? 64 * x : QS ? 0 : 64 * wg;
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + g8 + 8 * r;
+          if (i >= c.seq.len_q) continue;
+          float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
+#pragma unroll
+          for (int n = 0; n < 8; ++n) {
+            const int col = c0 + 8 * n + 2 * t;
+            if (pairs) {
+              if (col < p.head_dim) pa_hbwd_red2(dst + col, dq[x][n][2 * r], dq[x][n][2 * r + 1]);
+            } else {
+#pragma unroll
+              for (int e = 0; e < 2; ++e)
+                if (col + e < p.head_dim) atomicAdd(dst + col + e, dq[x][n][2 * r + e]);
+            }
+          }
+        }
+      }
+    } else {
+      pa_wgmma_wait<0>();
+    }
+    pa_wgmma_fence_regs(dv);
+    pa_wgmma_fence_regs(dk);
+    x = next;
+  }
+  pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
+
+  /* dK, dV of the warp's 16 keys, once, in the dtype. */
+  T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int j = c.j0 + wk + g8 + 8 * r;
+    if (j >= c.rows_k) continue;
+    const int64_t ka = pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk);
+    const int64_t va = pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk);
+#pragma unroll
+    for (int n = 0; n < D_TILES; ++n)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int col = 8 * n + 2 * t + e;
+        if (col < p.head_dim) dk_g[ka + col] = (T)dk[n][2 * r + e];
+        if (col < p.head_dim_v) dv_g[va + col] = (T)dv[n][2 * r + e];
+      }
+  }
+#else
+  __trap(); /* never launched: pa_cuda_hopper_backward_supports() requires the sm_90a build */
+#endif
+}
+
+template <typename T, int D, int VARIANT>
+cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value> cfg;
+  const void *fn = (const void *)pa_hopper_bwd_kernel<T, D, VARIANT>;
+  /* Not a stream operation: allowed while the stream is being captured. */
+  cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       cfg::smem_bytes);
+  if (e != cudaSuccess) return e;
+  const dim3 grid((unsigned)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k),
+                  (unsigned)p->heads_kv, (unsigned)p->batch);
+  pa_hopper_bwd_kernel<T, D, VARIANT><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws);
+  return cudaGetLastError();
+}
+
+template <typename T, int D>
+cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+  const int v = pa_hbwd_variant(D);
+  if constexpr (D == 128) {
+    if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
+    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT>(p, ws, stream);
+  } else {
+    if (v == PA_HBWD_Q128) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128>(p, ws, stream);
+    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
+  }
+}
+
+const char *pa_hopper_bwd_misaligned(const pa_problem *p) {
+  const pa_named_view views[] = {{&p->q, "q"}, {&p->k, "k"}, {&p->v, "v"}, {&p->dout, "dout"}};
+  return pa_first_misaligned_row(views);
+}
+
+} /* namespace */
+
+int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *dev,
+                                     pa_error *err) {
+#define PA_NO(...)                                             \
+  do {                                                         \
+    if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
+    return 0;                                                  \
+  } while (0)
+  if (!PA_CUDA_HOPPER_BUILT)
+    PA_NO("the Hopper backward is not in this build (POLYATTN_CUDA_ARCHS has no 90, so no "
+          "sm_90a code was compiled)");
+  if (!pa_bwd_tiled_supports(p, dev, "Hopper", err)) return 0;
+  if (p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
+    PA_NO("the Hopper backward takes fp16 or bf16 inputs only");
+  if (dev->cc_major != 9 || dev->cc_minor != 0)
+    PA_NO("the Hopper backward runs on compute capability 9.0 only (sm_90a code; device is "
+          "%d.%d)", dev->cc_major, dev->cc_minor);
+  const int bucket = pa_bwd_bucket(p);
+  if (!bucket)
+    PA_NO("the Hopper backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
+          (int)p->head_dim, (int)p->head_dim_v);
+  if (const char *name = pa_hopper_bwd_misaligned(p))
+    PA_NO("the Hopper backward needs 16-byte aligned rows: %s's address and strides must be "
+          "multiples of 16 bytes / 8 elements", name);
+  const int smem = bucket == 64 ? pa_hopper_bwd_cfg<64, 128>::smem_bytes /* the larger */
+                                : pa_hopper_bwd_cfg<128, 64>::smem_bytes;
+  if ((size_t)smem > dev->smem_optin)
+    PA_NO("the Hopper backward needs %d bytes of shared memory; the device allows %zu", smem,
+          dev->smem_optin);
+#undef PA_NO
+  return 1;
+}
+
+size_t pa_cuda_hopper_backward_workspace(const pa_problem *p, const pa_cuda_device *dev) {
+  return pa_bwd_workspace(p, dev);
+}
+
+cudaError_t pa_cuda_hopper_backward(const pa_problem *p, const pa_cuda_device *dev,
+                                    void *workspace, cudaStream_t stream) {
+  if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  if (pa_bwd_workspace(p, dev) > 0 && !workspace) return cudaErrorInvalidValue;
+  void *tail = nullptr;
+  const pa_bwd_ws ws = pa_bwd_ws_carve(p, workspace, &tail);
+  cudaError_t e = pa_bwd_prep(p, ws, stream);
+  if (e != cudaSuccess) return e;
+  if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
+    const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+    e = pa_bwd_bucket(p) == 64
+            ? (bf16 ? pa_hopper_bwd_launch<__nv_bfloat16, 64>(p, ws, stream)
+                    : pa_hopper_bwd_launch<__half, 64>(p, ws, stream))
+            : (bf16 ? pa_hopper_bwd_launch<__nv_bfloat16, 128>(p, ws, stream)
+                    : pa_hopper_bwd_launch<__half, 128>(p, ws, stream));
+    if (e != cudaSuccess) return e;
+  }
+  return pa_bwd_finish(p, dev, ws, tail, stream);
+}
