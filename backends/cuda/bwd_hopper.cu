@@ -50,7 +50,7 @@
 
 namespace {
 
-template <int D, int BQ>
+template <int D, int BQ, bool BULK>
 struct pa_hopper_bwd_cfg {
   enum {
     block_k = 128, /* keys per block: two warpgroups x 64 */
@@ -66,8 +66,11 @@ struct pa_hopper_bwd_cfg {
   static_assert(stats_bytes <= 1024, "the statistics fit the stage's last 1024 bytes");
   static constexpr int ds_panel = block_k * 128;          /* dS^T: 64 queries per panel */
   static constexpr int ds_bytes = block_k * block_q * 2;
+  /* bulk dQ: each warp's [16 rows x 64] fp32 partial, rows padded to 72 floats */
+  static constexpr int dq_row = 72, dq_warp_bytes = 16 * dq_row * 4;
+  static constexpr int dq_bytes = BULK ? 8 * dq_warp_bytes : 0;
   /* [K][V][stage 0][stage 1][dS^T] + 1024 to align the start */
-  static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_bytes;
+  static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_bytes + dq_bytes;
   static_assert(D % 64 == 0 && BQ % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
 };
@@ -134,7 +137,19 @@ __device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, u
  * Defaults, measured on the H200 (bf16 S8192, bench/RESULTS.md): nsplit at D = 128
  * (313 TFLOP/s against ksplit's 252), q128 at D = 64 (281 against ksplit's 211); a
  * variant that does not apply to the bucket runs the bucket's default. */
-enum { PA_HBWD_NSPLIT = 0, PA_HBWD_KSPLIT = 1, PA_HBWD_Q128 = 2 };
+enum { PA_HBWD_NSPLIT = 0, PA_HBWD_KSPLIT = 1, PA_HBWD_Q128 = 2, PA_HBWD_SPLIT_MASK = 3 };
+/* Flag: dQ added by bulk reductions (cp.reduce.async.bulk .add.f32) of each warp's
+ * rows staged in shared memory, instead of per-element red.global.add.v2.f32
+ * (POLYATTN_CUDA_HOPPER_BWD_DQ=bulk|red; only with one dQ pass, i.e. not ksplit). */
+enum { PA_HBWD_BULK = 4 };
+
+int pa_hbwd_bulk() {
+  static const int v = [] {
+    const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_DQ");
+    return env && !strcmp(env, "bulk") ? 1 : 0;
+  }();
+  return v;
+}
 
 int pa_hbwd_variant(int D) {
   static const int v = [] {
@@ -150,14 +165,14 @@ int pa_hbwd_variant(int D) {
 
 template <int VARIANT>
 struct pa_hbwd_bq {
-  enum { value = VARIANT == PA_HBWD_Q128 ? 128 : 64 };
+  enum { value = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_Q128 ? 128 : 64 };
 };
 
 template <typename T, int D, int VARIANT>
 __global__ void __launch_bounds__(256, 1)
     pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
 #if PA_HOPPER_ARCH_OK
-  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value> cfg;
+  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   enum {
     NT = cfg::threads,
     BQ = cfg::block_q,
@@ -169,8 +184,9 @@ __global__ void __launch_bounds__(256, 1)
     Q_STEPS = BQ / 16,  /* k16 steps over the tile's queries */
     /* dQ: split over the keys (each warpgroup its own 64, both add) at D = 64 and in
      * the ksplit variant, else over the dims (each warpgroup 64 dims over all keys). */
-    KS = VARIANT == PA_HBWD_KSPLIT,
-    QS = VARIANT == PA_HBWD_Q128,
+    KS = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_KSPLIT,
+    QS = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_Q128,
+    BULK = (VARIANT & PA_HBWD_BULK) != 0,
     DQ_STEPS = KS ? BK / 32 : BK / 16, /* k16 steps of dQ */
     DQ_PASSES = KS ? D / 64 : 1        /* 64-dim passes of dQ per warpgroup */
   };
@@ -188,6 +204,7 @@ __global__ void __launch_bounds__(256, 1)
   const int X = c.G * c.n_qt;
   const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
   const int g8 = lane >> 2, t = lane & 3;
+  float *const dq_stage = (float *)(ds_ptr + cfg::ds_bytes + (tid / 32) * cfg::dq_warp_bytes);
   const int wk = 64 * wg + 16 * warp; /* the warp's first key in the block */
 
   /* Prologue: K and V of the block, panel by panel (keys past len_k are zero). */
@@ -372,6 +389,7 @@ __global__ void __launch_bounds__(256, 1)
         pa_wgmma_commit();
       }
       const bool pairs = (p.head_dim & 1) == 0;
+      const bool bulk_ok = (p.head_dim & 3) == 0; /* 16-byte rows and sizes */
 #pragma unroll
       for (int x = 0; x < DQ_PASSES; ++x) {
         if (x == 0 && DQ_PASSES == 2) {
@@ -381,6 +399,32 @@ __global__ void __launch_bounds__(256, 1)
         }
         pa_wgmma_fence_regs(dq[x]);
         const int c0 = KS ? 64 * x : QS ? 0 : 64 * wg;
+        if (BULK && bulk_ok) {
+          /* The warp's 16 rows to shared memory, then one bulk add per row (lanes
+           * 0-15): the previous tile's bulk reads of this buffer must be done. */
+          if (lane < 16) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+          __syncwarp();
+#pragma unroll
+          for (int r = 0; r < 2; ++r)
+#pragma unroll
+            for (int n = 0; n < 8; ++n)
+              *(float2 *)(dq_stage + (g8 + 8 * r) * cfg::dq_row + 8 * n + 2 * t) =
+                  make_float2(dq[x][n][2 * r], dq[x][n][2 * r + 1]);
+          pa_fence_proxy_async();
+          __syncwarp();
+          const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + lane;
+          if (lane < 16 && i < c.seq.len_q && c0 < p.head_dim) {
+            const int cols = p.head_dim - c0 < 64 ? p.head_dim - c0 : 64;
+            float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim + c0;
+            asm volatile(
+                "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                    __cvta_generic_to_global(dst)),
+                "r"(pa_hsmem(dq_stage + lane * cfg::dq_row)), "r"(cols * 4)
+                : "memory");
+            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+          }
+          continue;
+        }
 #pragma unroll
         for (int r = 0; r < 2; ++r) {
           const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + g8 + 8 * r;
@@ -407,6 +451,7 @@ __global__ void __launch_bounds__(256, 1)
     x = next;
   }
   pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
+  if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
 
   /* dK, dV of the warp's 16 keys, once, in the dtype. */
   T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
@@ -432,7 +477,7 @@ __global__ void __launch_bounds__(256, 1)
 
 template <typename T, int D, int VARIANT>
 cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
-  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value> cfg;
+  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   const void *fn = (const void *)pa_hopper_bwd_kernel<T, D, VARIANT>;
   /* Not a stream operation: allowed while the stream is being captured. */
   cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -447,12 +492,15 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, cud
 template <typename T, int D>
 cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   const int v = pa_hbwd_variant(D);
+  const bool bulk = pa_hbwd_bulk();
   if constexpr (D == 128) {
     if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
+    if (bulk) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT | PA_HBWD_BULK>(p, ws, stream);
     return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT>(p, ws, stream);
   } else {
-    if (v == PA_HBWD_Q128) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128>(p, ws, stream);
-    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
+    if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
+    if (bulk) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128 | PA_HBWD_BULK>(p, ws, stream);
+    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128>(p, ws, stream);
   }
 }
 
@@ -486,8 +534,8 @@ int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (const char *name = pa_hopper_bwd_misaligned(p))
     PA_NO("the Hopper backward needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = bucket == 64 ? pa_hopper_bwd_cfg<64, 128>::smem_bytes /* the larger */
-                                : pa_hopper_bwd_cfg<128, 64>::smem_bytes;
+  const int smem = bucket == 64 ? pa_hopper_bwd_cfg<64, 128, true>::smem_bytes /* the larger */
+                                : pa_hopper_bwd_cfg<128, 64, true>::smem_bytes;
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper backward needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
