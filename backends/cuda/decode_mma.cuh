@@ -303,22 +303,36 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     cluster.sync(); /* every block's partials are visible to the cluster */
 
     /* 2. Per row, the splits' factors against the rows' common maximum, in split order
-     *    (split s = rank * warps + warp: the order of decode_merge_kernel). */
+     *    (split s = rank * warps + warp: the order of decode_merge_kernel). The remote
+     *    loads of a row are issued together (unrolled, predicated), not one per
+     *    dependent step: a DSMEM load costs hundreds of cycles. */
     const int nb = (int)cluster.num_blocks(), ns = nb * L.warps, rank = (int)cluster.block_rank();
     float *fac = reinterpret_cast<float *>(smem); /* [16][kClusterSplits], then 1/l [16] */
     float *norm = fac + kMmaRows * kClusterSplits;
     if (threadIdx.x < R) {
       const int r = threadIdx.x;
-      float mx = -INFINITY;
-      for (int s = 0; s < ns; ++s)
-        mx = fmaxf(mx, cluster.map_shared_rank(pm, s / L.warps)[(s % L.warps) * kMmaRows + r]);
+      float mv[kClusterSplits], lv[kClusterSplits];
+#pragma unroll
+      for (int s = 0; s < kClusterSplits; ++s) {
+        mv[s] = -INFINITY;
+        lv[s] = 0.0f;
+        if (s < ns) {
+          const int at = (s % L.warps) * kMmaRows + r;
+          mv[s] = cluster.map_shared_rank(pm, s / L.warps)[at];
+          lv[s] = cluster.map_shared_rank(pl, s / L.warps)[at];
+        }
+      }
       pa_softmax_row total;
-      total.m = mx;
+      total.m = -INFINITY;
+#pragma unroll
+      for (int s = 0; s < kClusterSplits; ++s) total.m = fmaxf(total.m, mv[s]);
       total.l = 0.0f;
-      for (int s = 0; s < ns; ++s) {
+#pragma unroll
+      for (int s = 0; s < kClusterSplits; ++s) {
+        if (s >= ns) break;
         pa_softmax_row part, base = total;
-        part.m = cluster.map_shared_rank(pm, s / L.warps)[(s % L.warps) * kMmaRows + r];
-        part.l = cluster.map_shared_rank(pl, s / L.warps)[(s % L.warps) * kMmaRows + r];
+        part.m = mv[s];
+        part.l = lv[s];
         float keep_base, scale;
         pa_softmax_merge(base, part, &keep_base, &scale);
         fac[r * kClusterSplits + s] = scale;
@@ -333,17 +347,41 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     }
     __syncthreads();
 
-    /* 3. O: this block's share of the (row, column) pairs, splits summed in order. */
-    for (int idx = rank * (int)blockDim.x + (int)threadIdx.x; idx < R * Dv; idx += nb * (int)blockDim.x) {
-      const int r = idx / Dv, d = idx - r * Dv;
-      float acc = 0.0f;
-      for (int s = 0; s < ns; ++s) {
-        const float f = fac[r * kClusterSplits + s];
-        if (f != 0.0f)
-          acc = fmaf(f, cluster.map_shared_rank(po, s / L.warps)[((s % L.warps) * kMmaRows + r) * DB + d], acc);
+    /* 3. O: this block's share of the (row, 4-column) groups (Dv % 8 == 0 here), the
+     *    splits summed in order, kMergeBatch remote float4 loads in flight at a time. */
+    constexpr int kMergeBatch = 8;
+    const int dv4 = Dv / 4;
+    for (int idx = rank * (int)blockDim.x + (int)threadIdx.x; idx < R * dv4; idx += nb * (int)blockDim.x) {
+      const int r = idx / dv4, d = (idx - r * dv4) * 4;
+      float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int s0 = 0; s0 < ns; s0 += kMergeBatch) {
+        float4 v[kMergeBatch];
+#pragma unroll
+        for (int k = 0; k < kMergeBatch; ++k) {
+          const int s = s0 + k;
+          v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          if (s < ns)
+            v[k] = *reinterpret_cast<const float4 *>(
+                cluster.map_shared_rank(po, s / L.warps) + ((s % L.warps) * kMmaRows + r) * DB + d);
+        }
+#pragma unroll
+        for (int k = 0; k < kMergeBatch; ++k) {
+          const int s = s0 + k;
+          const float f = s < ns ? fac[r * kClusterSplits + s] : 0.0f;
+          if (f != 0.0f) {
+            acc.x = fmaf(f, v[k].x, acc.x);
+            acc.y = fmaf(f, v[k].y, acc.y);
+            acc.z = fmaf(f, v[k].z, acc.z);
+            acc.w = fmaf(f, v[k].w, acc.w);
+          }
+        }
       }
       const int i = r / G, h = hkv * G + r % G;
-      pa_store_f32(p.o.ptr, pa_view_row(&p.o, b, i, seq.q_start, h) + d, p.dtype, acc * norm[r]);
+      const int64_t at = pa_view_row(&p.o, b, i, seq.q_start, h) + d;
+      pa_store_f32(p.o.ptr, at, p.dtype, acc.x * norm[r]);
+      pa_store_f32(p.o.ptr, at + 1, p.dtype, acc.y * norm[r]);
+      pa_store_f32(p.o.ptr, at + 2, p.dtype, acc.z * norm[r]);
+      pa_store_f32(p.o.ptr, at + 3, p.dtype, acc.w * norm[r]);
     }
     cluster.sync(); /* no block leaves while another may still read its shared memory */
     return;

@@ -90,8 +90,8 @@ static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel par
  * POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster). The fp32 kernel always uses the
  * merge kernel. */
 enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2 };
-constexpr int kMergeDefault = kMergeKernel; /* bench/RESULTS.md (fifth session) */
-constexpr int kEarlyDefault = 0;
+constexpr int kMergeDefault = kMergeCluster; /* bench/RESULTS.md (fifth session) */
+constexpr int kEarlyDefault = 1;
 
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
@@ -231,10 +231,6 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const int64_t slots = (int64_t)(dev->sm_count > 0 ? dev->sm_count : 1) * per_sm;
   int64_t most = sk / kMinSplitKeys;
   most = most < unit ? unit : most > kMaxSplits ? kMaxSplits : most;
-#if PA_HAS_MMA_SYNC
-  if (L.merge == kMergeCluster && most > (int64_t)kClusterMaxBlocks * unit)
-    most = (int64_t)kClusterMaxBlocks * unit; /* one cluster per (batch entry, kv head) */
-#endif
   most = most / unit * unit;
   int64_t best_s = unit, best_cost = -1;
   for (int64_t s = unit; s <= most; s += unit) {
@@ -255,6 +251,12 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const int64_t keys = ((sk + best_s - 1) / best_s + L.tile_keys - 1) / L.tile_keys * L.tile_keys;
   L.split_keys = (int)keys;
   L.splits = (int)(((sk + keys - 1) / keys + unit - 1) / unit * unit);
+#if PA_HAS_MMA_SYNC
+  /* One cluster per (batch entry, kv head) holds at most kClusterMaxBlocks blocks: a
+   * problem whose best split count needs more (few kv heads and batch entries, long
+   * keys) keeps them and merges with the merge kernel instead. */
+  if (L.merge == kMergeCluster && L.splits / unit > kClusterMaxBlocks) L.merge = kMergeKernel;
+#endif
   L.workspace = L.merge == kMergeCluster ? 0 /* partials stay in shared memory */
                 : (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
                       ((size_t)p->head_dim_v + 2) * sizeof(float);
