@@ -14,7 +14,8 @@
  *   O [16 x Dv]      += P [16 x 32] . V       P re-packed from S's accumulators as A,
  *                                             V rows by ldmatrix.trans
  * Each warp's partial (O unnormalised, m in natural-log units, l) is split number
- * blockIdx.x * L.warps + warp. How the partials are merged is L.merge (decode_merge):
+ * blockIdx.x * L.warps + warp. How the partials are merged is L.merge (decode_merge;
+ * the first is the default, the fastest measured on the H200: docs/decisions.md 72):
  *   kernel   written to the workspace; decode_merge_kernel combines them (a second launch)
  *   pdl      the same, the merge kernel launched as a programmatic dependent (sm_90):
  *            its blocks are resident before this grid ends and wait on griddepcontrol

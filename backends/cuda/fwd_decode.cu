@@ -90,8 +90,8 @@ static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel par
  * POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster). The fp32 kernel always uses the
  * merge kernel. */
 enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2 };
-constexpr int kMergeDefault = kMergeCluster; /* bench/RESULTS.md (fifth session) */
-constexpr int kEarlyDefault = 1;
+constexpr int kMergeDefault = kMergeKernel; /* measured fastest: decision 72, bench/RESULTS.md (fifth session) */
+constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
 
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
