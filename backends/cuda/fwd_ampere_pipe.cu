@@ -25,7 +25,6 @@
  *
  * The steps are common/softmax.h's, on fragments (ampere_softmax.cuh); masks and
  * scores are frag_scores.cuh's; the tiles and loads ampere_tile.cuh's. */
-#define PA_CUDA_AMPERE_REAL 1
 
 #include <stdlib.h>
 #include <string.h>

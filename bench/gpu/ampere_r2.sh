@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Round R2 (fifth session) of the helper `ampere` on the H200, run from the devkit
+# Round R2 (fifth session) of the helper `ampere` on the H200 (as run: the default
+# merge was then the cluster merge; decision 72 kept the merge kernel), from the devkit
 # directory (as ampere_r1.sh): the decode kernel with its new defaults (cluster merge,
 # early K/V prologue; fwd_decode.cu) checked as decode.sh does (sweep with the kernel's
 # own choice and each path forced, the merge-kernel fallback forced, determinism,
