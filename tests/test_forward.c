@@ -120,6 +120,10 @@ static const th_case cases[] = {
     {.name = "decode_sq4_sk4096_gqa8_causal_alibi_softcap", .dtypes = TH_F16 | TH_F32, .batch = 2, .heads_q = 16, .heads_kv = 2, .seq_q = 4, .seq_k = 4096, .head_dim = 64, .causal = 1, .scale = 0.5f, .softcap = 5.0f, .alibi = TH_ALIBI_BATCH_HEADS},
     /* the tensor-core decode path's shapes: <= 16 rows per kv head, aligned rows */
     {.name = "decode_sq2_sk1500_gqa4_causal_alibi_softcap", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 8, .heads_kv = 2, .seq_q = 2, .seq_k = 1500, .head_dim = 128, .causal = 1, .scale = 0.3f, .softcap = 8.0f, .alibi = TH_ALIBI_BATCH_HEADS},
+    /* one (batch, kv head) task and long keys: more splits than one thread-block cluster
+     * holds (under POLYATTN_CUDA_DECODE_MERGE=cluster the CUDA decode kernel falls back
+     * to its merge kernel, fwd_decode.cu) */
+    {.name = "decode_s1_sk16384_mqa8_many_splits", .dtypes = TH_BF16, .heads_q = 8, .heads_kv = 1, .seq_q = 1, .seq_k = 16384, .head_dim = 128},
     {.name = "decode_s1_sk3000_g16_block_window_d96", .dtypes = TH_BF16 | TH_F16, .heads_q = 16, .heads_kv = 1, .seq_q = 1, .seq_k = 3000, .head_dim = 96, .head_dim_v = 64, .window = 1, .window_left = 1000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.4},
     {.name = "decode_sq2_sk3000_block_window_strided_odd", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 1, .seq_q = 2, .seq_k = 3000, .head_dim = 72, .head_dim_v = 40, .window = 1, .window_left = 2000, .window_right = -1, .sparsity = BLOCK, .block_k = 128, .mask_per_head = 1, .mask_density = 0.3, .layout = TH_STRIDED_ODD},
     /* the Vulkan decode kernel's shapes: <= 8 rows per kv head, D == Dv, 16-byte rows */

@@ -13,8 +13,18 @@
  *   softmax           the fragment steps of ampere_softmax.cuh (common/softmax.h)
  *   O [16 x Dv]      += P [16 x 32] . V       P re-packed from S's accumulators as A,
  *                                             V rows by ldmatrix.trans
- * Each warp writes its partial (O unnormalised, m in natural-log units, l) as split
- * number blockIdx.x * L.warps + warp; decode_merge_kernel combines them as before.
+ * Each warp's partial (O unnormalised, m in natural-log units, l) is split number
+ * blockIdx.x * L.warps + warp. How the partials are merged is L.merge (decode_merge;
+ * the first is the default, the fastest measured on the H200: docs/decisions.md 72):
+ *   kernel   written to the workspace; decode_merge_kernel combines them (a second launch)
+ *   pdl      the same, the merge kernel launched as a programmatic dependent (sm_90):
+ *            its blocks are resident before this grid ends and wait on griddepcontrol
+ *   cluster  the blocks of one (batch entry, kv head) form a thread-block cluster
+ *            (sm_90, <= 8 blocks); each stages its warps' partials in its own shared
+ *            memory and the cluster merges them over distributed shared memory, in
+ *            split order, into O and LSE: no workspace, no second launch.
+ * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
+ * behind them) instead of after.
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -41,6 +51,30 @@ __host__ __device__ constexpr size_t mma_ring_bytes(int db) {
 }
 __host__ __device__ constexpr size_t mma_q_bytes(int db) { return (size_t)kMmaRows * mma_pitch(db); }
 
+/* Cluster merge: at most this many blocks per (batch entry, kv head) (the portable
+ * cluster size), so at most kClusterSplits partials per row. Each block stages its
+ * warps' partials ([warps][16 rows][db] fp32 and m, l per row) in its ring, and the
+ * per-row split factors ([16][kClusterSplits], then 1/l per row) in the Q region. */
+constexpr int kClusterMaxBlocks = 8;
+constexpr int kClusterSplits = kClusterMaxBlocks * kMmaWarpsMax;
+static_assert((kMmaRows * kClusterSplits + kMmaRows) * 4 <= (int)mma_q_bytes(64),
+              "the cluster merge's factors fit in the Q region");
+static_assert(kMmaWarpsMax * kMmaRows * (128 + 2) * 4 <= (int)mma_ring_bytes(128),
+              "a block's staged partials fit in one warp's ring");
+
+/* Programmatic dependent launch (sm_90; no-ops in code compiled for older targets,
+ * where the host never asks for it: decode_arch90()). */
+__device__ __forceinline__ void pa_pdl_launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pa_pdl_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
 template <typename T, int DB>
 __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
@@ -59,25 +93,6 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   if (seq.len_q <= 0) return; /* no row to write */
   const int R = G * seq.len_q;
   const pa_mask mask = pa_problem_mask(&p, &seq);
-
-  /* Q rows -> smem (zero past R and past D) -> A fragments, the block's one barrier. */
-  char *q_s = smem;
-  for (int idx = threadIdx.x; idx < kMmaRows * kChunks; idx += blockDim.x) {
-    const int r = idx / kChunks, ch = idx - r * kChunks;
-    uint4 v = make_uint4(0u, 0u, 0u, 0u);
-    if (r < R && ch * 8 < D) {
-      const int i = r / G, h = hkv * G + r % G;
-      v = *reinterpret_cast<const uint4 *>(static_cast<const T *>(p.q.ptr) +
-                                           pa_view_row(&p.q, b, i, seq.q_start, h) + ch * 8);
-    }
-    *reinterpret_cast<uint4 *>(q_s + r * kPitch + ch * 16) = v;
-  }
-  __syncthreads();
-  uint32_t qa[KT][4];
-#pragma unroll
-  for (int ks = 0; ks < KT; ++ks) /* matrices: rows 0-7 / 8-15 x cols 0-7 / 8-15 */
-    pa_ldmatrix_x4(qa[ks], pa_smem_addr(q_s + ((lane & 7) + ((lane >> 3) & 1) * 8) * kPitch +
-                                        ks * 32 + (lane >> 4) * 16));
 
   /* This warp's keys: [k_begin, k_end) of the rows' union range and its split. */
   const int split = blockIdx.x * L.warps + warp;
@@ -150,7 +165,30 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   row[0].m = row[1].m = -INFINITY;
   row[0].l = row[1].l = 0.0f;
 
+  /* Q rows -> smem (zero past R and past D) -> A fragments, the block's one barrier. */
+  char *q_s = smem;
+  uint32_t qa[KT][4];
+  auto stage_q = [&]() {
+    for (int idx = threadIdx.x; idx < kMmaRows * kChunks; idx += blockDim.x) {
+      const int r = idx / kChunks, ch = idx - r * kChunks;
+      uint4 v = make_uint4(0u, 0u, 0u, 0u);
+      if (r < R && ch * 8 < D) {
+        const int i = r / G, h = hkv * G + r % G;
+        v = *reinterpret_cast<const uint4 *>(static_cast<const T *>(p.q.ptr) +
+                                             pa_view_row(&p.q, b, i, seq.q_start, h) + ch * 8);
+      }
+      *reinterpret_cast<uint4 *>(q_s + r * kPitch + ch * 16) = v;
+    }
+    __syncthreads();
+#pragma unroll
+    for (int ks = 0; ks < KT; ++ks) /* matrices: rows 0-7 / 8-15 x cols 0-7 / 8-15 */
+      pa_ldmatrix_x4(qa[ks], pa_smem_addr(q_s + ((lane & 7) + ((lane >> 3) & 1) * 8) * kPitch +
+                                          ks * 32 + (lane >> 4) * 16));
+  };
+
   /* The ring: the tile computed in iteration `it` sits in slot it % kMmaStages. */
+  if (L.merge == kMergePdl) pa_pdl_launch_dependents(); /* the merge grid may be scheduled */
+  if (!L.early) stage_q();
   int load_n = next_kept(0), comp_n = load_n;
 #pragma unroll
   for (int s = 0; s < kMmaStages - 1; ++s) {
@@ -160,6 +198,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     }
     pa_cp_async_commit();
   }
+  if (L.early) stage_q(); /* its global loads overlap the first tiles' */
 
   for (int it = 0; comp_n < tiles; ++it) {
     if (load_n < tiles) { /* into the slot computed last iteration */
@@ -237,12 +276,123 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     comp_n = next_kept(comp_n + 1);
   }
   pa_cp_async_wait<0>();
+  const int64_t row0 = p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
+  float l_row[2];
+#pragma unroll
+  for (int rr = 0; rr < 2; ++rr) l_row[rr] = pa_quad_sum(row[rr].l);
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (L.merge == kMergeCluster) {
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    /* 1. This block's partials into its own ring (every warp is done with the ring and Q). */
+    __syncthreads();
+    float *po = reinterpret_cast<float *>(smem + mma_q_bytes(DB)); /* [warps][16][DB] */
+    float *pm = po + L.warps * kMmaRows * DB, *pl = pm + L.warps * kMmaRows; /* [warps][16] */
+#pragma unroll
+    for (int rr = 0; rr < 2; ++rr) {
+      const int r = g + 8 * rr;
+      float *dst = po + (warp * kMmaRows + r) * DB;
+#pragma unroll
+      for (int n = 0; n < DT; ++n)
+        *reinterpret_cast<float2 *>(dst + n * 8 + 2 * t) = make_float2(o[n][2 * rr], o[n][2 * rr + 1]);
+      if (t == 0) {
+        pm[warp * kMmaRows + r] = row[rr].m == -INFINITY ? -INFINITY : row[rr].m * xscale * PA_LN2;
+        pl[warp * kMmaRows + r] = l_row[rr];
+      }
+    }
+    cluster.sync(); /* every block's partials are visible to the cluster */
+
+    /* 2. Per row, the splits' factors against the rows' common maximum, in split order
+     *    (split s = rank * warps + warp: the order of decode_merge_kernel). The remote
+     *    loads of a row are issued together (unrolled, predicated), not one per
+     *    dependent step: a DSMEM load costs hundreds of cycles. */
+    const int nb = (int)cluster.num_blocks(), ns = nb * L.warps, rank = (int)cluster.block_rank();
+    float *fac = reinterpret_cast<float *>(smem); /* [16][kClusterSplits], then 1/l [16] */
+    float *norm = fac + kMmaRows * kClusterSplits;
+    if (threadIdx.x < R) {
+      const int r = threadIdx.x;
+      float mv[kClusterSplits], lv[kClusterSplits];
+#pragma unroll
+      for (int s = 0; s < kClusterSplits; ++s) {
+        mv[s] = -INFINITY;
+        lv[s] = 0.0f;
+        if (s < ns) {
+          const int at = (s % L.warps) * kMmaRows + r;
+          mv[s] = cluster.map_shared_rank(pm, s / L.warps)[at];
+          lv[s] = cluster.map_shared_rank(pl, s / L.warps)[at];
+        }
+      }
+      pa_softmax_row total;
+      total.m = -INFINITY;
+#pragma unroll
+      for (int s = 0; s < kClusterSplits; ++s) total.m = fmaxf(total.m, mv[s]);
+      total.l = 0.0f;
+#pragma unroll
+      for (int s = 0; s < kClusterSplits; ++s) {
+        if (s >= ns) break;
+        pa_softmax_row part, base = total;
+        part.m = mv[s];
+        part.l = lv[s];
+        float keep_base, scale;
+        pa_softmax_merge(base, part, &keep_base, &scale);
+        fac[r * kClusterSplits + s] = scale;
+        total.l = fmaf(part.l, scale, total.l);
+      }
+      norm[r] = pa_softmax_normaliser(&total);
+      if (p.lse.buf && rank == 0) {
+        const int i = r / G, h = hkv * G + r % G;
+        static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] =
+            pa_softmax_lse(&total);
+      }
+    }
+    __syncthreads();
+
+    /* 3. O: this block's share of the (row, 4-column) groups (Dv % 8 == 0 here), the
+     *    splits summed in order, kMergeBatch remote float4 loads in flight at a time. */
+    constexpr int kMergeBatch = 8;
+    const int dv4 = Dv / 4;
+    for (int idx = rank * (int)blockDim.x + (int)threadIdx.x; idx < R * dv4; idx += nb * (int)blockDim.x) {
+      const int r = idx / dv4, d = (idx - r * dv4) * 4;
+      float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      for (int s0 = 0; s0 < ns; s0 += kMergeBatch) {
+        float4 v[kMergeBatch];
+#pragma unroll
+        for (int k = 0; k < kMergeBatch; ++k) {
+          const int s = s0 + k;
+          v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+          if (s < ns)
+            v[k] = *reinterpret_cast<const float4 *>(
+                cluster.map_shared_rank(po, s / L.warps) + ((s % L.warps) * kMmaRows + r) * DB + d);
+        }
+#pragma unroll
+        for (int k = 0; k < kMergeBatch; ++k) {
+          const int s = s0 + k;
+          const float f = s < ns ? fac[r * kClusterSplits + s] : 0.0f;
+          if (f != 0.0f) {
+            acc.x = fmaf(f, v[k].x, acc.x);
+            acc.y = fmaf(f, v[k].y, acc.y);
+            acc.z = fmaf(f, v[k].z, acc.z);
+            acc.w = fmaf(f, v[k].w, acc.w);
+          }
+        }
+      }
+      const int i = r / G, h = hkv * G + r % G;
+      const int64_t at = pa_view_row(&p.o, b, i, seq.q_start, h) + d;
+      pa_store_f32(p.o.ptr, at, p.dtype, acc.x * norm[r]);
+      pa_store_f32(p.o.ptr, at + 1, p.dtype, acc.y * norm[r]);
+      pa_store_f32(p.o.ptr, at + 2, p.dtype, acc.z * norm[r]);
+      pa_store_f32(p.o.ptr, at + 3, p.dtype, acc.w * norm[r]);
+    }
+    cluster.sync(); /* no block leaves while another may still read its shared memory */
+    return;
+  }
+#endif
 
   /* The partial of this warp's split: O unnormalised, m in natural-log units, l. */
-  const int64_t row0 = p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
 #pragma unroll
   for (int rr = 0; rr < 2; ++rr) {
-    const float l = pa_quad_sum(row[rr].l);
+    const float l = l_row[rr];
     const int i = row_i[rr];
     if (i < 0) continue;
     const int64_t at = ((int64_t)split * L.rows_total + row0 + i) * p.heads_q + row_h[rr];

@@ -33,6 +33,8 @@
 #include <atomic>
 
 #if PA_HAS_MMA_SYNC
+#  include <cooperative_groups.h> /* the cluster merge (decode_mma.cuh, sm_90 code only) */
+
 #  include "ampere_mma.cuh"
 #  include "ampere_softmax.cuh"
 #endif
@@ -84,6 +86,13 @@ __host__ __device__ constexpr int rows_limit(int db) {
 }
 static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel parameter");
 
+/* How the tensor-core kernel's split partials become O (decode_mma.cuh explains;
+ * POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster). The fp32 kernel always uses the
+ * merge kernel. */
+enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2 };
+constexpr int kMergeDefault = kMergeKernel; /* measured fastest: decision 72, bench/RESULTS.md (fifth session) */
+constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
+
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
   int bucket;          /* head-dim bucket >= max(D, Dv): 64, 128 or 256 */
@@ -97,6 +106,8 @@ struct decode_plan {
   int aligned;         /* K and V rows allow 16-byte copies */
   int mma;             /* the tensor-core split kernel (decode_mma.cuh), else fp32 */
   int warps;           /* mma: warps per block, each its own split */
+  int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
+  int early;           /* mma: first K/V tiles issued before Q is staged */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
 };
@@ -136,6 +147,39 @@ int mma_possible(const pa_problem *p, const pa_cuda_device *dev, const decode_pl
 #endif
 }
 
+/* Whether the tensor-core split kernel running on this device was compiled for
+ * sm_90 (not JIT-compiled from older PTX): only then does it hold the cluster and
+ * programmatic-launch code. Asked once per process (the module has one build). */
+int decode_arch90(const pa_cuda_device *dev) {
+#if PA_HAS_MMA_SYNC
+  if (dev->cc_major < 9) return 0;
+  static std::atomic<int> known(-1);
+  int v = known.load(std::memory_order_acquire);
+  if (v < 0) {
+    cudaFuncAttributes a;
+    v = cudaFuncGetAttributes(&a, decode_mma_kernel<__nv_bfloat16, 128>) == cudaSuccess &&
+        a.ptxVersion >= 90;
+    known.store(v, std::memory_order_release);
+  }
+  return v;
+#else
+  (void)dev;
+  return 0;
+#endif
+}
+
+/* POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster picks how the tensor-core kernel's
+ * partials are merged (decode_mma.cuh); pdl and cluster need sm_90 code (else the
+ * merge kernel). Plan, workspace and forward read it alike. */
+int merge_mode(const pa_cuda_device *dev) {
+  const char *env = getenv("POLYATTN_CUDA_DECODE_MERGE");
+  int want = kMergeDefault;
+  if (env && !strcmp(env, "kernel")) want = kMergeKernel;
+  else if (env && !strcmp(env, "pdl")) want = kMergePdl;
+  else if (env && !strcmp(env, "cluster")) want = kMergeCluster;
+  return want != kMergeKernel && !decode_arch90(dev) ? (int)kMergeKernel : want;
+}
+
 /* The split rule. Tasks are (batch, kv head) pairs; a block serves `unit` splits (1
  * for the fp32 kernel, L.warps for the tensor-core one) and the device holds `slots`
  * blocks at once (by registers and shared memory). A split count s costs
@@ -156,6 +200,9 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   /* POLYATTN_CUDA_DECODE_PATH=scalar keeps the fp32 kernel (tests and tuning). */
   const char *path = getenv("POLYATTN_CUDA_DECODE_PATH");
   L.mma = !(path && !strcmp(path, "scalar")) && mma_possible(p, dev, L);
+  L.merge = L.mma ? merge_mode(dev) : kMergeKernel;
+  const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
+  L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
@@ -204,8 +251,15 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const int64_t keys = ((sk + best_s - 1) / best_s + L.tile_keys - 1) / L.tile_keys * L.tile_keys;
   L.split_keys = (int)keys;
   L.splits = (int)(((sk + keys - 1) / keys + unit - 1) / unit * unit);
-  L.workspace = (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
-                ((size_t)p->head_dim_v + 2) * sizeof(float);
+#if PA_HAS_MMA_SYNC
+  /* One cluster per (batch entry, kv head) holds at most kClusterMaxBlocks blocks: a
+   * problem whose best split count needs more (few kv heads and batch entries, long
+   * keys) keeps them and merges with the merge kernel instead. */
+  if (L.merge == kMergeCluster && L.splits / unit > kClusterMaxBlocks) L.merge = kMergeKernel;
+#endif
+  L.workspace = L.merge == kMergeCluster ? 0 /* partials stay in shared memory */
+                : (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
+                      ((size_t)p->head_dim_v + 2) * sizeof(float);
   return L;
 }
 
@@ -563,6 +617,9 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm)
 __global__ void __launch_bounds__(kMergeThreads)
     decode_merge_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
   __shared__ float factor[kMaxSplits];
+#if PA_HAS_MMA_SYNC
+  if (L.merge == kMergePdl) pa_pdl_wait(); /* the split grid is complete and its writes visible */
+#endif
   const int i = blockIdx.x, h = blockIdx.y, b = blockIdx.z;
   const int tid = threadIdx.x, lane = tid % kWarpSize;
   const pa_seq seq = pa_problem_seq(&p, b);
@@ -663,10 +720,49 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
     opted.fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)(L.splits / L.warps), (unsigned)p->heads_kv, (unsigned)p->batch);
-  decode_mma_kernel<T, DB><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
-  return cudaGetLastError();
+  if (L.merge != kMergeCluster) {
+    decode_mma_kernel<T, DB><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
+    return cudaGetLastError();
+  }
+  /* One cluster per (batch entry, kv head): its grid.x blocks (<= kClusterMaxBlocks). */
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3((unsigned)(L.warps * kWarpSize));
+  cfg.dynamicSmemBytes = L.smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = grid.x;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB>, *p, L);
 }
 #endif
+
+/* The merge kernel; under kMergePdl as a programmatic dependent of the split kernel
+ * (it may start before the split grid ends and waits in griddepcontrol.wait). */
+cudaError_t launch_merge(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
+  const dim3 grid((unsigned)p->seqlen_q, (unsigned)p->heads_q, (unsigned)p->batch);
+#if PA_HAS_MMA_SYNC
+  if (L.merge == kMergePdl) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(kMergeThreads);
+    cfg.dynamicSmemBytes = 0;
+    cfg.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    return cudaLaunchKernelEx(&cfg, decode_merge_kernel, *p, L);
+  }
+#endif
+  decode_merge_kernel<<<grid, kMergeThreads, 0, stream>>>(*p, L);
+  return cudaGetLastError();
+}
 
 } /* namespace */
 
@@ -723,11 +819,13 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
   if (p->batch <= 0 || p->heads_q <= 0 || p->seqlen_q <= 0 || p->total_q <= 0)
     return cudaSuccess; /* no row to write */
   decode_plan L = make_plan(p, dev);
-  if (!workspace) return cudaErrorInvalidValue; /* the plan asked for L.workspace bytes */
+  if (!workspace && L.workspace) return cudaErrorInvalidValue; /* the plan asked for it */
   const size_t n_part = (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q;
-  L.part_o = static_cast<float *>(workspace);
-  L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
-  L.part_l = L.part_m + n_part;
+  if (L.workspace) {
+    L.part_o = static_cast<float *>(workspace);
+    L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
+    L.part_l = L.part_m + n_part;
+  }
   cudaError_t e;
 #if PA_HAS_MMA_SYNC
   if (L.mma && p->dtype == POLYATTN_DTYPE_BF16) {
@@ -745,7 +843,5 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
     }
   }
   if (e != cudaSuccess) return e;
-  const dim3 grid((unsigned)p->seqlen_q, (unsigned)p->heads_q, (unsigned)p->batch);
-  decode_merge_kernel<<<grid, kMergeThreads, 0, stream>>>(*p, L);
-  return cudaGetLastError();
+  return L.merge == kMergeCluster ? cudaSuccess : launch_merge(p, L, stream);
 }
