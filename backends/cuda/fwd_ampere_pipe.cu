@@ -24,7 +24,11 @@
  * together (one barrier per tile, m2k64j's schedule), tile n + 1 loading meanwhile.
  *
  * The steps are common/softmax.h's, on fragments (ampere_softmax.cuh); masks and
- * scores are frag_scores.cuh's; the tiles and loads ampere_tile.cuh's. */
+ * scores are frag_scores.cuh's; the tiles and loads ampere_tile.cuh's.
+ *
+ * Measured 6-8% slower than m2k64 on the H200 (docs/decisions.md 73), so it is a
+ * tuning aid: compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS, like
+ * the other non-default rows of ampere_tune.cuh; without it the variable is ignored. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +44,7 @@
 #include "ampere_tile.cuh"
 #include "frag_scores.cuh"
 
+#if PA_CUDA_TUNING_VARIANTS
 namespace {
 
 /* The shape: m2k64's (ampere_tune.cuh), which this schedule replaces. */
@@ -322,6 +327,7 @@ cudaError_t pa_pipe_launch(const pa_problem *p, cudaStream_t stream) {
 }
 
 } /* namespace */
+#endif
 
 /* POLYATTN_CUDA_AMPERE_PIPE=1 (read once per process), a dense problem, and the
  * head-dim bucket 128 (max(D, Dv) in 97..128). pa_cuda_ampere_supports() has
@@ -333,10 +339,17 @@ int pa_cuda_ampere_pipe_wanted(const pa_problem *p) {
     return env && *env && strcmp(env, "0") != 0;
   }();
   const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
-  return on && p->sparsity == POLYATTN_SPARSITY_NONE && d > 96 && d <= 128;
+  return PA_CUDA_TUNING_VARIANTS && on && p->sparsity == POLYATTN_SPARSITY_NONE && d > 96 &&
+         d <= 128;
 }
 
 cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, cudaStream_t stream) {
+#if PA_CUDA_TUNING_VARIANTS
   if (p->dtype == POLYATTN_DTYPE_BF16) return pa_pipe_launch<__nv_bfloat16>(p, stream);
   return pa_pipe_launch<__half>(p, stream);
+#else
+  (void)p;
+  (void)stream;
+  return cudaErrorNotSupported; /* never called: pa_cuda_ampere_pipe_wanted() is 0 */
+#endif
 }
