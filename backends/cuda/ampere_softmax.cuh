@@ -26,8 +26,8 @@ struct pa_quad_map {
   typedef float frag[NTILES][4];
   enum { rows = 2, elems = 2 * NTILES };
   template <typename A>
-  __device__ __forceinline__ static auto &at(A &f, int r, int e) {
-    return f[e >> 1][2 * r + (e & 1)];
+  __device__ __forceinline__ static auto &at(A &f, int r, int n, int x) {
+    return f[n][2 * r + x];
   }
   __device__ __forceinline__ static float row_max(float v) { return pa_quad_max(v); }
   __device__ __forceinline__ static float row_sum(float v) { return pa_quad_sum(v); }

@@ -48,8 +48,8 @@ __device__ __forceinline__ void pa_tile_scores(typename F::frag &s, const pa_pro
 #pragma unroll
       for (int rx = 0; rx < 2 * F::rows; ++rx) {
         const int j = F::key(k0, key_t, k, rx & 1);
-        F::at(s, rx >> 1, 2 * k + (rx & 1)) =
-            pa_score(F::at(s, rx >> 1, 2 * k + (rx & 1)), p.scale, p.softcap, slope, &c.mask,
+        F::at(s, rx >> 1, k, rx & 1) =
+            pa_score(F::at(s, rx >> 1, k, rx & 1), p.scale, p.softcap, slope, &c.mask,
                      row[rx >> 1], j) *
             PA_LOG2E;
       }
@@ -65,8 +65,8 @@ __device__ __forceinline__ void pa_tile_scores(typename F::frag &s, const pa_pro
       for (int rx = 0; rx < 2 * F::rows; ++rx) {
         /* pa_mask_keep(i, j) == (lo(i) <= j < hi(i)) */
         const int r = rx >> 1, j = F::key(k0, key_t, k, rx & 1);
-        F::at(s, r, 2 * k + (rx & 1)) =
-            (j >= lo[r] && j < hi[r]) ? F::at(s, r, 2 * k + (rx & 1)) : -INFINITY;
+        F::at(s, r, k, rx & 1) =
+            (j >= lo[r] && j < hi[r]) ? F::at(s, r, k, rx & 1) : -INFINITY;
       }
   }
   if (block) {
@@ -82,7 +82,7 @@ __device__ __forceinline__ void pa_tile_scores(typename F::frag &s, const pa_pro
           const int j = F::key(k0, key_t, k, x);
           const int kb = min(j / p.block_k, p.mask_kblocks - 1);
           if (!pa_block_mask_keep(&p.block_mask, c.b, c.h, row[r] / p.block_q, kb))
-            F::at(s, r, 2 * k + x) = -INFINITY;
+            F::at(s, r, k, x) = -INFINITY;
         }
     }
   }

@@ -5,7 +5,7 @@
  *   F::frag            the register array (S, or the O accumulator)
  *   F::rows            how many matrix rows a thread holds part of (r = 0 .. rows-1)
  *   F::elems           how many elements of each such row it holds (an even number)
- *   F::at(f, r, e)     element e of row r (a reference into f)
+ *   F::at(f, r, k, x)  element 2k + x of row r (a reference into f)
  *   F::row_max(v), F::row_sum(v)   v reduced over the lanes that share the thread's
  *                      rows (pa_lanes_max / pa_lanes_sum: a quad on mma.sync, the
  *                      lane pair l, l + 32 of a wavefront on MFMA 32x32)
@@ -39,10 +39,10 @@ __device__ __forceinline__ void pa_tile_softmax_update_max(pa_softmax_row (&row)
                                                            float (&alpha)[F::rows]) {
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
-    float tile_max = F::at(s, r, 0);
+    float tile_max = F::at(s, r, 0, 0);
 #pragma unroll
     for (int k = 0; k < F::elems / 2; ++k)
-      tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, 2 * k), F::at(s, r, 2 * k + 1)));
+      tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1)));
     tile_max = F::row_max(tile_max);
     const float m_new = fmaxf(row[r].m, tile_max);
     alpha[r] = row[r].m == m_new ? 1.0f : F::exp2((row[r].m - m_new) * xscale);
@@ -61,8 +61,8 @@ __device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF
   for (int k = 0; k < OF::elems / 2; ++k)
 #pragma unroll
     for (int r = 0; r < OF::rows; ++r) {
-      OF::at(o, r, 2 * k) *= alpha[r];
-      OF::at(o, r, 2 * k + 1) *= alpha[r];
+      OF::at(o, r, k, 0) *= alpha[r];
+      OF::at(o, r, k, 1) *= alpha[r];
     }
 }
 
@@ -78,9 +78,9 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < F::elems / 2; ++k) {
-      F::at(s, r, 2 * k) = F::exp2(fmaf(F::at(s, r, 2 * k), xscale, -ref));
-      F::at(s, r, 2 * k + 1) = F::exp2(fmaf(F::at(s, r, 2 * k + 1), xscale, -ref));
-      sum += F::at(s, r, 2 * k) + F::at(s, r, 2 * k + 1);
+      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      sum += F::at(s, r, k, 0) + F::at(s, r, k, 1);
     }
     pa_softmax_accumulate(&row[r], sum);
   }
@@ -107,8 +107,8 @@ __device__ __forceinline__ void pa_tile_softmax_normalise(pa_softmax_row (&row)[
   for (int k = 0; k < OF::elems / 2; ++k)
 #pragma unroll
     for (int r = 0; r < OF::rows; ++r) {
-      OF::at(o, r, 2 * k) *= inv[r];
-      OF::at(o, r, 2 * k + 1) *= inv[r];
+      OF::at(o, r, k, 0) *= inv[r];
+      OF::at(o, r, k, 1) *= inv[r];
     }
 }
 

@@ -109,9 +109,10 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-    for (int e = 0; e < o_map::elems; ++e)
+    for (int k = 0; k < o_map::elems / 2; ++k)
 #pragma unroll
-      for (int r = 0; r < o_map::rows; ++r) o_map::at(o[mt], r, e) = 0.0f;
+      for (int r = o_map::rows - 1; r >= 0; --r)
+        o_map::at(o[mt], r, k, 0) = o_map::at(o[mt], r, k, 1) = 0.0f;
   pa_softmax_row sm[MT][x_map::rows];
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt)

@@ -45,9 +45,9 @@ struct pa_mfma32_map {
   typedef float frag[NB][PA_MFMA32_CD_REGS];
   enum { rows = 1, elems = NB * PA_MFMA32_CD_REGS };
   template <typename A>
-  __device__ __forceinline__ static auto &at(A &f, int r, int e) {
+  __device__ __forceinline__ static auto &at(A &f, int r, int k, int x) {
     (void)r;
-    return f[e / PA_MFMA32_CD_REGS][e % PA_MFMA32_CD_REGS];
+    return f[(2 * k + x) / PA_MFMA32_CD_REGS][(2 * k + x) % PA_MFMA32_CD_REGS];
   }
   __device__ __forceinline__ static float row_max(float v) {
     return pa_lanes_max<PA_MFMA32_LANES, 32>(v); /* lanes l and l ^ 32 */
