@@ -9,7 +9,8 @@
  * real matrices to the lanes with the header's maps (as the kernels do), run the
  * model, read D back with the header's maps and compare with a plain matmul; and
  * they chain two products the way fwd_mfma.cu does (S^T = K . Q^T, then
- * O^T = V^T . P^T with P^T taken straight from S^T's accumulators). A second
+ * O^T = V^T . P^T with P^T taken straight from S^T's accumulators), and check the
+ * lane pairs the shared softmax reduces over (mfma_frag.cuh). A second
  * transcription, the store loop of AMD's own MFMA examples, checks the 32x32
  * accumulator map again. */
 #include <criterion/criterion.h>
@@ -211,6 +212,66 @@ Test(mfma_layout, mfma32_accumulator_feeds_b_operand) {
       cr_assert_eq(o_acc[lane][r], Ot[d][i], "O^T[%d][%d]: %g, want %g", d, i, o_acc[lane][r],
                    Ot[d][i]);
     }
+}
+
+/* What the MFMA fragment layer (backends/hip/mfma_frag.cuh) assumes of S^T's and
+ * O^T's accumulators when it runs the shared score pass and online softmax on them:
+ * a lane's 16 registers are all in one column (its query row, pa_mfma32_b_col: the
+ * row of its Q^T B fragment); the other lane holding that column is lane ^ 32 (the
+ * row reductions shuffle with lane mask 32 in a 64-lane group); and the two lanes'
+ * registers are 32 distinct rows (keys), each once. With the chain's S^T from the
+ * model, the row maximum taken that way equals the column maximum of the matrix. */
+Test(mfma_layout, mfma32_lane_pairs_hold_whole_rows) {
+  for (int lane = 0; lane < L64; ++lane) {
+    int seen[M32] = {0};
+    for (int r = 0; r < 16; ++r) {
+      cr_assert_eq(pa_mfma32_cd_col(lane, r), pa_mfma32_b_col(lane),
+                   "lane %d register %d: column %d, the lane's row is %d", lane, r,
+                   pa_mfma32_cd_col(lane, r), pa_mfma32_b_col(lane));
+      cr_assert_eq(pa_mfma32_cd_col(lane ^ 32, r), pa_mfma32_b_col(lane),
+                   "lane %d's partner %d does not hold its column", lane, lane ^ 32);
+      seen[pa_mfma32_cd_row(lane, r)]++;
+      seen[pa_mfma32_cd_row(lane ^ 32, r)]++;
+    }
+    for (int k = 0; k < M32; ++k)
+      cr_assert_eq(seen[k], 1, "lanes %d and %d hold key %d %d times", lane, lane ^ 32, k, seen[k]);
+    for (int other = 0; other < L64; ++other)
+      if (other != lane && other != (lane ^ 32))
+        cr_assert_neq(pa_mfma32_b_col(other), pa_mfma32_b_col(lane),
+                      "lane %d also holds lane %d's row", other, lane);
+  }
+
+  /* S^T = K . Q^T through the model (one k-step), then each lane's row maximum over
+   * its registers and its partner's, against the column maximum. */
+  static float K[M32][K32], Q[N32][K32], a[L64][4], b[L64][4], c[L64][16], d[L64][16];
+  unsigned st = 5u;
+  for (int j = 0; j < M32; ++j)
+    for (int k = 0; k < K32; ++k) K[j][k] = val(&st);
+  for (int i = 0; i < N32; ++i)
+    for (int k = 0; k < K32; ++k) Q[i][k] = val(&st);
+  for (int lane = 0; lane < L64; ++lane)
+    for (int e = 0; e < 4; ++e) {
+      a[lane][e] = K[pa_mfma32_a_row(lane)][pa_mfma32_a_k(lane, e)];
+      b[lane][e] = Q[pa_mfma32_b_col(lane)][pa_mfma32_b_k(lane, e)];
+    }
+  memset(c, 0, sizeof c);
+  model_mfma32(a, b, c, d);
+  float own[L64];
+  for (int lane = 0; lane < L64; ++lane) {
+    own[lane] = d[lane][0];
+    for (int r = 1; r < 16; ++r) own[lane] = own[lane] > d[lane][r] ? own[lane] : d[lane][r];
+  }
+  for (int lane = 0; lane < L64; ++lane) {
+    const float pair = own[lane] > own[lane ^ 32] ? own[lane] : own[lane ^ 32];
+    const int i = pa_mfma32_b_col(lane);
+    float want = -1e30f;
+    for (int j = 0; j < M32; ++j) {
+      float s = 0.0f;
+      for (int k = 0; k < K32; ++k) s += K[j][k] * Q[i][k];
+      want = s > want ? s : want;
+    }
+    cr_assert_eq(pair, want, "row %d (lane %d): max %g, want %g", i, lane, pair, want);
+  }
 }
 
 /* ------------------------------------------------ v_wmma_f32_16x16x16_{f16,bf16} */

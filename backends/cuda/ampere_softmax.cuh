@@ -1,113 +1,76 @@
-/* The online softmax of common/softmax.h, step for step, on one warp's fragments.
+/* mma.sync's C layout as a fragment map of frag_softmax.cuh / frag_scores.cuh, and
+ * the online-softmax steps on it under the names the Hopper and decode kernels use.
  *
- * A warp holds S [16 rows x BK keys] as BK / 8 mma accumulators; a thread owns two
- * rows of it, r = 0 (row g) and r = 1 (row g + 8), and in each n-tile the elements
- * s[n][2r], s[n][2r + 1]. The four threads of a quad (t = 0..3) share a row, so row
- * reductions are two xor-shuffles. Each thread keeps one pa_softmax_row per row:
- *   m  the running maximum, in "x units" (below), identical in the four threads;
- *   l  the running sum of this thread's own p only; the quad's partial sums are
- *      added once, in step 4 (alpha is common to the quad, so this is exact).
- * x units: the kernel keeps S as x with score * log2(e) = x * xscale. On the fast
- * path (no softcap, no ALiBi, scale > 0) x is the raw dot product and xscale =
- * scale * log2(e), so exp(score - m) = exp2(x * xscale - m * xscale) is one FFMA and
- * one MUFU.EX2 per element; otherwise x = pa_score(...) * log2(e) and xscale = 1.
- * Masked scores are x = -inf and give p = exp2(-inf) = 0. */
+ * A warp holds S [16 rows x 8 NTILES keys] as NTILES mma accumulators; a thread owns
+ * two rows of it, r = 0 (row g) and r = 1 (row g + 8), and in each n-tile n the
+ * elements s[n][2r], s[n][2r + 1] (element 2n + x of row r). The four threads of a
+ * quad (t = 0..3) share a row, so row reductions are two xor-shuffles. The O
+ * accumulator [16 rows x D] has the same layout with D / 8 n-tiles. */
 #ifndef PA_CUDA_AMPERE_SOFTMAX_CUH
 #define PA_CUDA_AMPERE_SOFTMAX_CUH
 
 #include "ampere_mma.cuh"
-#include "softmax.h"
+#include "frag_scores.cuh"
+#include "frag_softmax.cuh"
+#include "sp24_order.h"
+#include "warp_reduce.cuh"
 
-#define PA_LOG2E 1.4426950408889634f
-#define PA_LN2 0.6931471805599453f
+__device__ __forceinline__ float pa_quad_max(float v) { return pa_lanes_max<32, 3>(v); }
+__device__ __forceinline__ float pa_quad_sum(float v) { return pa_lanes_sum<32, 3>(v); }
 
-__device__ __forceinline__ float pa_quad_max(float v) {
-  v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return fmaxf(v, __shfl_xor_sync(0xffffffffu, v, 2));
+/* SP24: keys in the permuted order of sp24_order.h (the Ampere kernel's NM_2_4
+ * variant reads K in that order): S column c of n-tile 2m + a is key
+ * 16m + pa_sp24_key(a, c). */
+template <int NTILES, bool SP24 = false>
+struct pa_quad_map {
+  typedef float frag[NTILES][4];
+  enum { rows = 2, elems = 2 * NTILES };
+  template <typename A>
+  __device__ __forceinline__ static auto &at(A &f, int r, int n, int x) {
+    return f[n][2 * r + x];
+  }
+  __device__ __forceinline__ static float row_max(float v) { return pa_quad_max(v); }
+  __device__ __forceinline__ static float row_sum(float v) { return pa_quad_sum(v); }
+  __device__ __forceinline__ static float exp2(float x) { return pa_exp2(x); }
+  /* row_t: the thread's row g; key_t: t */
+  __device__ __forceinline__ static int row(int row_t, int r) { return row_t + 8 * r; }
+  __device__ __forceinline__ static int key(int k0, int t, int n, int x) {
+    return SP24 ? k0 + 16 * (n >> 1) + pa_sp24_key(n & 1, 2 * t + x) : k0 + n * 8 + 2 * t + x;
+  }
+};
+
+/* The shared steps under their fragment-shaped names (fwd_hopper.cu, decode_mma.cuh). */
+template <int NTILES, bool SP24 = false>
+__device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_problem &p,
+                                               const pa_block_ctx &c, bool general, float slope,
+                                               bool range, bool block, int k0, int row_g, int t) {
+  pa_tile_scores<pa_quad_map<NTILES, SP24>>(s, p, c, general, slope, range, block, k0, row_g, t);
 }
 
-__device__ __forceinline__ float pa_quad_sum(float v) {
-  v += __shfl_xor_sync(0xffffffffu, v, 1);
-  return v + __shfl_xor_sync(0xffffffffu, v, 2);
-}
-
-/* Step 1, update max: fold the tile's row maxima into m; alpha[r] rescales row r's
- * previous l and accumulator (1 when m did not move, 0 when the row had seen nothing). */
 template <int NT>
 __device__ __forceinline__ void pa_frag_softmax_update_max(pa_softmax_row (&row)[2],
                                                            const float (&s)[NT][4], float xscale,
                                                            float (&alpha)[2]) {
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float tile_max = s[0][2 * r];
-#pragma unroll
-    for (int n = 0; n < NT; ++n)
-      tile_max = fmaxf(tile_max, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
-    tile_max = pa_quad_max(tile_max);
-    const float m_new = fmaxf(row[r].m, tile_max);
-    alpha[r] = row[r].m == m_new ? 1.0f : pa_exp2((row[r].m - m_new) * xscale);
-    row[r].m = m_new;
-  }
+  pa_tile_softmax_update_max<pa_quad_map<NT>>(row, s, xscale, alpha);
 }
 
-/* Step 2, rescale: l and the row's O accumulator [16 rows x D] (DT n-tiles) by alpha. */
 template <int DT>
 __device__ __forceinline__ void pa_frag_softmax_rescale(pa_softmax_row (&row)[2],
                                                         const float (&alpha)[2],
                                                         float (&o)[DT][4]) {
-#pragma unroll
-  for (int r = 0; r < 2; ++r) pa_softmax_rescale(&row[r], alpha[r]);
-#pragma unroll
-  for (int d = 0; d < DT; ++d) {
-    o[d][0] *= alpha[0];
-    o[d][1] *= alpha[0];
-    o[d][2] *= alpha[1];
-    o[d][3] *= alpha[1];
-  }
+  pa_tile_softmax_rescale<pa_quad_map<DT>>(row, alpha, o);
 }
 
-/* Step 3, accumulate: s becomes p = exp(score - m) in place, and l += sum p. (The
- * caller then adds P.V to the accumulator.) A row still at m = -inf uses the
- * reference 0 (pa_softmax_ref), so its p are exp2(-inf) = 0, never NaN. */
 template <int NT>
 __device__ __forceinline__ void pa_frag_softmax_accumulate(pa_softmax_row (&row)[2],
                                                            float (&s)[NT][4], float xscale) {
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const float ref = pa_softmax_ref(&row[r]) * xscale;
-    float sum = 0.0f;
-#pragma unroll
-    for (int n = 0; n < NT; ++n) {
-      s[n][2 * r] = pa_exp2(fmaf(s[n][2 * r], xscale, -ref));
-      s[n][2 * r + 1] = pa_exp2(fmaf(s[n][2 * r + 1], xscale, -ref));
-      sum += s[n][2 * r] + s[n][2 * r + 1];
-    }
-    pa_softmax_accumulate(&row[r], sum);
-  }
+  pa_tile_softmax_accumulate<pa_quad_map<NT>>(row, s, xscale);
 }
 
-/* Step 4, normalise: completes l over the quad, scales O by 1 / l (0 for a row that
- * kept nothing), and returns each row's natural-log LSE (-inf for such a row). */
 template <int DT>
 __device__ __forceinline__ void pa_frag_softmax_normalise(pa_softmax_row (&row)[2], float xscale,
                                                           float (&o)[DT][4], float (&lse)[2]) {
-  float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    row[r].l = pa_quad_sum(row[r].l);
-    inv[r] = pa_softmax_normaliser(&row[r]);
-    pa_softmax_row nat; /* m in natural-log units, for pa_softmax_lse */
-    nat.m = row[r].m * xscale * PA_LN2;
-    nat.l = row[r].l;
-    lse[r] = pa_softmax_lse(&nat);
-  }
-#pragma unroll
-  for (int d = 0; d < DT; ++d) {
-    o[d][0] *= inv[0];
-    o[d][1] *= inv[0];
-    o[d][2] *= inv[1];
-    o[d][3] *= inv[1];
-  }
+  pa_tile_softmax_normalise<pa_quad_map<DT>>(row, xscale, o, lse);
 }
 
 #endif

@@ -1,12 +1,15 @@
 /* The Ampere forward kernel (sm_80+, also run on sm_90): FlashAttention-2 for fp16
  * and bf16 with mma.sync m16n8k16, ldmatrix and cp.async.
  *
- * One block computes `block_q` query rows of one (batch entry, query head); each
- * warp owns 16 or 32 of those rows (one or two mma M tiles, ampere_tune.cuh) and
- * keeps their Q fragments (optionally), S = Q.K^T and the O accumulator in registers. Key tiles of `block_k` rows stream through a
- * two-stage cp.async pipeline: tile n + 1's K and V load while tile n is computed.
- * The online softmax (ampere_softmax.cuh) runs on the S fragments; P goes from the
- * S accumulators straight into A fragments of P.V, without shared memory.
+ * The kernel is the forward tile loop of fwd_tile.cuh (written once; the HIP
+ * module's MFMA kernel is the other instance) on the Ampere fragment layer of
+ * ampere_frag.cuh. One block computes `block_q` query rows of one (batch entry,
+ * query head); each warp owns 16 or 32 of those rows (one or two mma M tiles,
+ * ampere_tune.cuh) and keeps their Q fragments (optionally), S = Q.K^T and the O
+ * accumulator in registers. Key tiles of `block_k` rows stream through a two-stage
+ * cp.async pipeline: tile n + 1's K and V load while tile n is computed. The online
+ * softmax (frag_softmax.cuh) runs on the S fragments; P goes from the S
+ * accumulators straight into A fragments of P.V, without shared memory.
  *
  * Everything but the head dim and dtype is a run-time value: causal, windows,
  * softcap, ALiBi, GQA, varlen, seqused_k, block masks. Key tiles outside the rows'
@@ -14,9 +17,13 @@
  * visits only the tiles of a list built on the GPU before it (block_list.cuh), so
  * its time falls with density. Per-element masking runs only on tiles that need it.
  *
- * Files: ampere_tune.cuh (the tuning table), ampere_tile.cuh (swizzled tiles,
- * cp.async loads), ampere_mma.cuh (PTX wrappers, fragment layouts),
- * ampere_softmax.cuh (softmax steps on fragments). */
+ * Files: fwd_tile.cuh (the loop), ampere_frag.cuh (the fragment layer: staging,
+ * products, the 2:4 hooks, the epilogue), ampere_tune.cuh (the tuning table),
+ * ampere_tile.cuh (swizzled tiles, cp.async loads), ampere_mma.cuh (PTX wrappers,
+ * fragment layouts), ampere_softmax.cuh (mma.sync's C layout as a fragment map),
+ * frag_scores.cuh and frag_softmax.cuh (score pass and softmax steps on any map).
+ * This file: the kernel's entry, the head-dim buckets and variants, the launch and
+ * the support rules. */
 #define PA_CUDA_AMPERE_REAL 1
 
 #include <stdio.h>
@@ -30,311 +37,24 @@
 #include "kernels.h"
 #include "mask.h"
 
-#include "ampere_mma.cuh"
-#include "ampere_softmax.cuh"
-#include "ampere_sp24.cuh"
-#include "frag_scores.cuh"
-#include "ampere_tile.cuh"
+#include "ampere_frag.cuh"
 #include "ampere_tune.cuh"
+#include "fwd_tile.cuh"
 
 namespace {
 
-/* Commit groups of the K/V pipeline: each tile commits K, then V. The waits below
- * name how many groups may still be in flight. */
-enum pa_pipe_pending {
-  PENDING_V_OF_TILE = 1, /* K[n] landed; V[n] may be in flight */
-  PENDING_NEXT_K_V = 2,  /* V[n] landed; K[n+1], V[n+1] may be in flight */
-  PENDING_FIRST_K_V = 2  /* Q landed; K[first], V[first] may be in flight */
-};
-
-/* SP24: the NM_2_4 variant (ampere_sp24.cuh): K read in 2:4 group order, the two
- * largest of each group of four kept (sp24_select = 0 keeps the first two: a timing
- * variant that computes something else), softmax on the kept entries only, P.V on
- * mma.sp m16n8k32. */
+/* The kernel: the forward tile loop (fwd_tile.cuh) on the Ampere fragment layer
+ * (ampere_frag.cuh). SP24: the NM_2_4 variant (ampere_sp24.cuh): K read in 2:4
+ * group order, the two largest of each group of four kept (sp24_select = 0 keeps
+ * the first two: a timing variant that computes something else), softmax on the
+ * kept entries only, P.V on mma.sp m16n8k32. */
 template <typename T, int D, int V, bool SP24>
 __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D, V>::min_blocks)
     pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p, const int32_t *block_list,
                          int sp24_select) {
 #if PA_AMPERE_ARCH_OK
-  typedef pa_ampere_cfg<D, V> cfg;
-  typedef pa_tile_layout<D> layout;
-  enum {
-    NT = cfg::threads,
-    BQ = cfg::block_q,
-    BK = cfg::block_k,
-    MT = cfg::m_tiles,  /* 16-row M tiles per warp */
-    S_TILES = BK / 8,   /* n-tiles of S [16 x BK] per M tile */
-    O_TILES = D / 8,    /* n-tiles of O [16 x D] per M tile */
-    QK_STEPS = D / 16,  /* mma K steps of Q.K^T */
-    PV_STEPS = BK / 16, /* mma K steps of P.V */
-    /* A fragments of P per M tile: one per k16 step, or under 2:4 one per k32 step */
-    P_STEPS = SP24 ? BK / 32 : BK / 16,
-    JOINT = cfg::kv_sync == PA_KV_JOINT
-  };
-  static_assert(!SP24 || BK % 32 == 0, "2:4: whole mma.sp k32 steps per key tile");
   extern __shared__ __align__(128) unsigned char pa_smem[];
-
-  pa_block_ctx c;
-  /* reverse_q: query blocks run last-first; under a causal mask the later rows keep
-   * the most keys, and starting them first leaves the short blocks for the grid's tail. */
-  const int i0 = (cfg::reverse_q ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * BQ;
-  if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, i0, BQ)) return; /* past the end */
-  const int n_lo = (int)(c.klo / BK);
-  const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
-
-  const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
-  const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
-  const float xscale = general ? 1.0f : p.scale * PA_LOG2E;
-  /* BLOCK: the key tiles to visit come from the list built before the kernel
-   * (block_list.cuh); NULL when there is no block mask. */
-  const bool use_block_mask = block_list != nullptr;
-
-  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int t = lane & 3;
-  const int wrow = warp * cfg::warp_rows;    /* the warp's first row in the tile */
-  const bool warp_active = c.i0 + wrow < c.seq.len_q;
-
-  const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, c.i0, c.seq.q_start, c.h);
-  const T *k_g = (const T *)p.k.ptr + pa_view_row(&p.k, c.b, 0, c.seq.k_start, c.hk);
-  const T *v_g = (const T *)p.v.ptr + pa_view_row(&p.v, c.b, 0, c.seq.k_start, c.hk);
-  const uint32_t s_q = pa_smem_addr(pa_smem);
-  const uint32_t s_kv = s_q + cfg::q_bytes; /* stage s: K at + s * stage_bytes, V after K */
-
-  /* Prologue: Q, then the first kept tile's K and V. */
-  pa_tile_load<BQ, D, NT>(s_q, q_g, p.q.stride_s, c.seq.len_q - c.i0, p.head_dim,
-                          (const T *)p.q.ptr, tid);
-  pa_cp_async_commit();
-  /* BLOCK: the list entry's per-warp bits (block_list.cuh) of tile n; 0 when dense */
-  int32_t *list_s = (int32_t *)(pa_smem + cfg::list_offset);
-  int bits = use_block_mask ? pa_block_walk_start<NT>(
-                                  list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), tid)
-                            : 0;
-  int n = use_block_mask ? pa_block_entry_tile(bits) : n_lo;
-  auto load_kv = [&](int tile, int stage) {
-    /* The per-chunk offsets are loop-invariant; hoisted out of the key loop they
-     * would hold ~4 registers per chunk for the whole loop. An opaque copy of tid
-     * makes the compiler recompute them here (a few integer ops per chunk). */
-    int ltid = tid;
-    asm volatile("" : "+r"(ltid));
-    const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
-    const int rows = c.seq.len_k - tile * BK;
-    pa_tile_load<BK, D, NT>(s_k, k_g + (int64_t)tile * BK * p.k.stride_s, p.k.stride_s, rows,
-                            p.head_dim, (const T *)p.k.ptr, ltid);
-    pa_cp_async_commit();
-    pa_tile_load<BK, D, NT>(s_k + cfg::kv_tile_bytes, v_g + (int64_t)tile * BK * p.v.stride_s,
-                            p.v.stride_s, rows, p.head_dim_v, (const T *)p.v.ptr, ltid);
-    pa_cp_async_commit();
-  };
-  if (n < n_hi) {
-    load_kv(n, 0);
-    pa_cp_async_wait<PENDING_FIRST_K_V>();
-  } else {
-    pa_cp_async_wait<0>();
-  }
-  __syncthreads();
-
-  const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* Q and V */
-  const pa_ldsm_lane<D, SP24 ? PA_LDSM_COL_PAIR_24 : PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
-  const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16; /* the warp's Q rows */
-  enum { QF_M = cfg::q_in_regs ? MT : 1, QF_K = cfg::q_in_regs ? QK_STEPS : 1 };
-  uint32_t q_frag[QF_M][QF_K][4]; /* Q A-fragments [16 x 16] per M tile and K step */
-  if (cfg::q_in_regs) {
-#pragma unroll
-    for (int mt = 0; mt < QF_M; ++mt)
-#pragma unroll
-      for (int kk = 0; kk < QF_K; ++kk)
-        pa_ldmatrix_x4(q_frag[mt][kk], ldsm_rows.at(s_q_warp, 16 * mt, kk));
-  }
-
-  float o[MT][O_TILES][4]; /* O accumulator [16 rows x D] per M tile */
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int d = 0; d < O_TILES; ++d) o[mt][d][0] = o[mt][d][1] = o[mt][d][2] = o[mt][d][3] = 0.0f;
-  pa_softmax_row sm[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) sm[mt][0] = sm[mt][1] = pa_softmax_start();
-
-  /* it: the visit count; the K/V stage is it & 1, and the block walk's next list
-   * entry it + 1 (one register for both: the hd64 / hd128 rows are at 255). */
-  for (int it = 0; n < n_hi; ++it) {
-    const int stage = it & 1;
-    if (JOINT) pa_cp_async_wait<0>();
-    else pa_cp_async_wait<PENDING_V_OF_TILE>();
-    __syncthreads(); /* K[n] (JOINT: and V[n]) visible; every warp is done with the other stage */
-    /* this warp's rows: all of the tile's mask blocks are 0 (skip) / some are (partial) */
-    const bool tile_skip = pa_block_entry_skip(bits, warp);
-    const bool tile_partial = pa_block_entry_partial(bits, warp);
-    int next = n + 1;
-    if (use_block_mask) {
-      bits = pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), it + 1);
-      next = pa_block_entry_tile(bits);
-    }
-    if (next < n_hi) load_kv(next, stage ^ 1);
-
-    const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
-    const uint32_t s_v = s_k + cfg::kv_tile_bytes;
-    const int k0 = n * BK;
-    uint32_t p_frag[MT][P_STEPS][4]; /* P A-fragments [16 rows x 16 keys] per K step of P.V */
-    uint32_t p_meta[MT][SP24 ? P_STEPS : 1]; /* 2:4: mma.sp metadata per k32 step */
-    if (warp_active && !tile_skip) {
-      float s[MT][S_TILES][4]; /* S [16 rows x BK keys] per M tile */
-      /* S = Q . K^T */
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-        for (int j = 0; j < S_TILES; ++j) s[mt][j][0] = s[mt][j][1] = s[mt][j][2] = s[mt][j][3] = 0.0f;
-#pragma unroll
-      for (int kk = 0; kk < QK_STEPS; ++kk) {
-        uint32_t a[MT][4];
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          if (cfg::q_in_regs) {
-#pragma unroll
-            for (int x = 0; x < 4; ++x)
-              a[mt][x] = q_frag[cfg::q_in_regs ? mt : 0][cfg::q_in_regs ? kk : 0][x];
-          } else {
-            pa_ldmatrix_x4(a[mt], ldsm_rows.at(s_q_warp, 16 * mt, kk));
-          }
-        }
-#pragma unroll
-        for (int nn = 0; nn < S_TILES / 2; ++nn) {
-          uint32_t bk[4]; /* K B-fragments: keys 16nn..+7 and +8..+15, dims 16kk..+15 */
-          pa_ldmatrix_x4(bk, ldsm_cols.at(s_k, 16 * nn, kk));
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            pa_mma_16816<T>(s[mt][2 * nn], a[mt], bk[0], bk[1]);
-            pa_mma_16816<T>(s[mt][2 * nn + 1], a[mt], bk[2], bk[3]);
-          }
-        }
-      }
-
-      /* Scores and masks; then softmax steps 1-3 of common/softmax.h, per M tile. */
-      const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        pa_frag_scores<S_TILES, SP24>(s[mt], p, c, general, slope, range, tile_partial, k0,
-                                      c.i0 + wrow + 16 * mt + (lane >> 2), t);
-        if constexpr (SP24) {
-          float kept[S_TILES / 2][4]; /* the kept pairs: S's fragment shape, half the n-tiles */
-          uint32_t nib[S_TILES / 2];
-          pa_sp24_select<S_TILES>(s[mt], kept, nib, sp24_select != 0, t);
-          float alpha[2];
-          pa_frag_softmax_update_max(sm[mt], kept, xscale, alpha);
-          pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
-          pa_frag_softmax_accumulate(sm[mt], kept, xscale);
-          pa_sp24_fragments<T, S_TILES / 2>(kept, nib, t, p_frag[mt], p_meta[mt]);
-        } else {
-          float alpha[2];
-          pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha);
-          pa_frag_softmax_rescale(sm[mt], alpha, o[mt]);
-          pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
-          /* P to dtype now, so only half the registers wait across the barrier: the A
-           * fragment for keys 16kk..+15 is S n-tiles 2kk (cols 0-7) and 2kk+1 (cols 8-15). */
-#pragma unroll
-          for (int kk = 0; kk < PV_STEPS; ++kk) {
-            p_frag[mt][kk][0] = pa_pack2<T>(s[mt][2 * kk][0], s[mt][2 * kk][1]);
-            p_frag[mt][kk][1] = pa_pack2<T>(s[mt][2 * kk][2], s[mt][2 * kk][3]);
-            p_frag[mt][kk][2] = pa_pack2<T>(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-            p_frag[mt][kk][3] = pa_pack2<T>(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-          }
-        }
-      }
-    }
-
-    if (!JOINT) {
-      if (next < n_hi) pa_cp_async_wait<PENDING_NEXT_K_V>();
-      else pa_cp_async_wait<0>();
-      __syncthreads(); /* V[n] visible */
-    }
-
-    if (warp_active && !tile_skip) {
-      if constexpr (SP24) {
-        /* O += P . V on the sparse tensor cores, 32 keys per mma.sp */
-#pragma unroll
-        for (int q = 0; q < P_STEPS; ++q) {
-#pragma unroll
-          for (int dd = 0; dd < O_TILES / 2; ++dd) {
-            uint32_t v0[4], v1[4]; /* V B-fragments (.trans): keys 32q..+15 and +16..+31 */
-            pa_ldmatrix_x4_trans(v0, ldsm_rows.at(s_v, 32 * q, dd));
-            pa_ldmatrix_x4_trans(v1, ldsm_rows.at(s_v, 32 * q + 16, dd));
-            const uint32_t b_lo[4] = {v0[0], v0[1], v1[0], v1[1]}; /* dims 16dd..+7 */
-            const uint32_t b_hi[4] = {v0[2], v0[3], v1[2], v1[3]}; /* dims 16dd+8..+15 */
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-              pa_mma_sp_16832<T>(o[mt][2 * dd], p_frag[mt][q], b_lo, p_meta[mt][q]);
-              pa_mma_sp_16832<T>(o[mt][2 * dd + 1], p_frag[mt][q], b_hi, p_meta[mt][q]);
-            }
-          }
-        }
-      } else {
-        /* O += P . V */
-#pragma unroll
-        for (int kk = 0; kk < PV_STEPS; ++kk) {
-#pragma unroll
-          for (int dd = 0; dd < O_TILES / 2; ++dd) {
-            uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
-            pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
-#pragma unroll
-            for (int mt = 0; mt < MT; ++mt) {
-              pa_mma_16816<T>(o[mt][2 * dd], p_frag[mt][kk], bv[0], bv[1]);
-              pa_mma_16816<T>(o[mt][2 * dd + 1], p_frag[mt][kk], bv[2], bv[3]);
-            }
-          }
-        }
-      }
-    }
-    n = next;
-  }
-
-  if (!warp_active) return; /* no barrier follows: each warp stages only its own rows */
-
-  /* Step 4: normalise, then O through the warp's own rows of the Q tile (swizzled)
-   * into 16-byte stores; LSE by the quad's first thread. */
-  float lse[MT][2];
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) pa_frag_softmax_normalise(sm[mt], xscale, o[mt], lse[mt]);
-  __syncwarp(); /* this warp's ldmatrix reads of its Q rows are complete */
-  unsigned char *stage_o = pa_smem;
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-    for (int d = 0; d < O_TILES; ++d)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int srow = wrow + 16 * mt + (lane >> 2) + 8 * r;
-        *(uint32_t *)(stage_o + layout::offset(srow, d) + 4 * t) =
-            pa_pack2<T>(o[mt][d][2 * r], o[mt][d][2 * r + 1]);
-      }
-  __syncwarp();
-
-  T *o_g = (T *)p.o.ptr;
-  const int dv = p.head_dim_v;
-#pragma unroll
-  for (int it = 0; it < cfg::warp_rows * layout::chunks / 32; ++it) {
-    const int x = lane + 32 * it;
-    const int r = x / layout::chunks, chunk = x % layout::chunks;
-    const int i = c.i0 + wrow + r;
-    if (i >= c.seq.len_q || chunk * 8 >= dv) continue;
-    const unsigned char *src = stage_o + layout::offset(wrow + r, chunk);
-    T *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + chunk * 8;
-    if (chunk * 8 + 8 <= dv) {
-      *(uint4 *)dst = *(const uint4 *)src;
-    } else { /* the last, partial chunk of a head dim that is not a multiple of 8 */
-      for (int k = 0; chunk * 8 + k < dv; ++k) dst[k] = ((const T *)src)[k];
-    }
-  }
-
-  if (p.lse.buf && t == 0) {
-    float *lse_g = (float *)p.lse.ptr;
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const int i = c.i0 + wrow + 16 * mt + (lane >> 2) + 8 * r;
-        if (i < c.seq.len_q) lse_g[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[mt][r];
-      }
-  }
+  pa_fwd_tile<pa_ampere_frag<T, D, V, SP24>>(p, block_list, sp24_select, pa_smem);
 #else
   __trap(); /* never launched: pa_cuda_ampere_supports() requires sm_80 */
 #endif

@@ -22,4 +22,12 @@
 #  define PA_HAS_MMA_SYNC 1
 #endif
 
+/* pa_opaque2(a, b): from here on the compiler treats a and b as unknown values, so
+ * it recomputes what depends on them instead of hoisting it out of a loop into
+ * registers (frag_scores.cuh). An empty asm statement; its register constraint is
+ * the vendor's (HIP: hip_vendor.h). */
+#if defined(__CUDACC__) && !defined(PA_HIP)
+__device__ __forceinline__ void pa_opaque2(int &a, int &b) { asm volatile("" : "+r"(a), "+r"(b)); }
+#endif
+
 #endif

@@ -22,4 +22,26 @@ __device__ __forceinline__ float pa_warp_sum(float x) {
   return x;
 }
 
+/* The same over only the lanes whose index differs from this lane's in the bits of
+ * Mask: the lanes of a fragment that hold one matrix row. mma.sync's quad is Mask 3
+ * in a 32-lane warp (xor 1, then 2); MFMA 32x32's lane pair l, l + 32 is Mask 32 in
+ * a 64-lane wavefront. Width is the group the shuffles address, the kernel's warp. */
+template <int Width, int Mask>
+__device__ __forceinline__ float pa_lanes_max(float x) {
+  static_assert(Mask > 0 && Mask < Width, "lane bits inside the group");
+#pragma unroll
+  for (int o = 1; o < Width; o <<= 1)
+    if (Mask & o) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o, Width));
+  return x;
+}
+
+template <int Width, int Mask>
+__device__ __forceinline__ float pa_lanes_sum(float x) {
+  static_assert(Mask > 0 && Mask < Width, "lane bits inside the group");
+#pragma unroll
+  for (int o = 1; o < Width; o <<= 1)
+    if (Mask & o) x += __shfl_xor_sync(0xffffffffu, x, o, Width);
+  return x;
+}
+
 #endif

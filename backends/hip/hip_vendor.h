@@ -73,6 +73,17 @@ __device__ __forceinline__ void __syncwarp(unsigned int mask = 0xffffffffu) {
   __builtin_amdgcn_fence(__ATOMIC_SEQ_CST, "wavefront");
   __builtin_amdgcn_wave_barrier();
 }
+/* gpu_runtime.h's pa_opaque2: an empty asm statement over two VGPR values. */
+__device__ __forceinline__ void pa_opaque2(int &a, int &b) { asm volatile("" : "+v"(a), "+v"(b)); }
+
+/* CUDA's __ballot_sync over a logical warp of 32 lanes (the block-list builder,
+ * backends/cuda/block_list.cuh): HIP's __ballot covers the whole wavefront, 64 bits
+ * on CDNA, so a 32-lane warp takes its own half (lane bit 5 picks it; on a wave32
+ * it is always 0). The mask is not needed, as for the shuffles above. */
+__device__ __forceinline__ unsigned int __ballot_sync(unsigned int mask, int pred) {
+  (void)mask;
+  return (unsigned int)(__ballot(pred) >> (__lane_id() & 32));
+}
 #endif /* __HIPCC__ */
 
 #endif

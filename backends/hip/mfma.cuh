@@ -31,6 +31,14 @@
 #  define PA_MFMA_BF16_OK 0
 #endif
 
+/* Whether this compilation target has the 32x32x8 MFMA of a dtype (a constant of
+ * each device pass; false in the host pass). */
+template <int DTYPE>
+__host__ __device__ constexpr bool pa_mfma_has() {
+  return (DTYPE == POLYATTN_DTYPE_F16 && PA_MFMA_F16_OK) ||
+         (DTYPE == POLYATTN_DTYPE_BF16 && PA_MFMA_BF16_OK);
+}
+
 typedef short pa_i16x4 __attribute__((ext_vector_type(4)));     /* A or B: 4 x 16-bit */
 typedef _Float16 pa_f16x4 __attribute__((ext_vector_type(4)));
 typedef float pa_f32x16 __attribute__((ext_vector_type(16)));    /* C/D: 16 x fp32 */

@@ -1,0 +1,115 @@
+/* The online softmax of common/softmax.h, step for step, on a warp's register
+ * fragments, for any fragment layout (CUDA mma.sync, AMD MFMA).
+ *
+ * A fragment map F says how a thread's registers cover matrix rows:
+ *   F::frag            the register array (S, or the O accumulator)
+ *   F::rows            how many matrix rows a thread holds part of (r = 0 .. rows-1)
+ *   F::elems           how many elements of each such row it holds (an even number)
+ *   F::at(f, r, k, x)  element 2k + x of row r (a reference into f)
+ *   F::row_max(v), F::row_sum(v)   v reduced over the lanes that share the thread's
+ *                      rows (pa_lanes_max / pa_lanes_sum: a quad on mma.sync, the
+ *                      lane pair l, l + 32 of a wavefront on MFMA 32x32)
+ *   F::exp2(x)         2^x with 2^-inf = +0 (the vendor's fast exponential)
+ * Each thread keeps one pa_softmax_row per row it holds:
+ *   m  the running maximum, in "x units" (below), identical in the lanes of a row;
+ *   l  the running sum of this thread's own p only; the lanes' partial sums are
+ *      added once, in step 4 (alpha is common to them, so this is exact).
+ * x units: the kernel keeps S as x with score * log2(e) = x * xscale. On the fast
+ * path (no softcap, no ALiBi, scale > 0) x is the raw dot product and xscale =
+ * scale * log2(e), so exp(score - m) = exp2(x * xscale - m * xscale) is one FFMA and
+ * one exp2 per element; otherwise x = pa_score(...) * log2(e) and xscale = 1.
+ * Masked scores are x = -inf and give p = exp2(-inf) = 0.
+ *
+ * Elements are visited in pairs (2k, 2k + 1), rows inside pairs: on mma.sync's C
+ * layout that is the order of the registers, which the CUDA kernels were tuned in. */
+#ifndef PA_CUDA_FRAG_SOFTMAX_CUH
+#define PA_CUDA_FRAG_SOFTMAX_CUH
+
+#include "softmax.h"
+
+#define PA_LOG2E 1.4426950408889634f
+#define PA_LN2 0.6931471805599453f
+
+/* Step 1, update max: fold the tile's row maxima into m; alpha[r] rescales row r's
+ * previous l and accumulator (1 when m did not move, 0 when the row had seen nothing). */
+template <typename F>
+__device__ __forceinline__ void pa_tile_softmax_update_max(pa_softmax_row (&row)[F::rows],
+                                                           const typename F::frag &s,
+                                                           float xscale,
+                                                           float (&alpha)[F::rows]) {
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    float tile_max = F::at(s, r, 0, 0);
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k)
+      tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1)));
+    tile_max = F::row_max(tile_max);
+    const float m_new = fmaxf(row[r].m, tile_max);
+    alpha[r] = row[r].m == m_new ? 1.0f : F::exp2((row[r].m - m_new) * xscale);
+    row[r].m = m_new;
+  }
+}
+
+/* Step 2, rescale: l and the rows' O accumulator (map OF) by alpha. */
+template <typename OF>
+__device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF::rows],
+                                                        const float (&alpha)[OF::rows],
+                                                        typename OF::frag &o) {
+#pragma unroll
+  for (int r = 0; r < OF::rows; ++r) pa_softmax_rescale(&row[r], alpha[r]);
+#pragma unroll
+  for (int k = 0; k < OF::elems / 2; ++k)
+#pragma unroll
+    for (int r = 0; r < OF::rows; ++r) {
+      OF::at(o, r, k, 0) *= alpha[r];
+      OF::at(o, r, k, 1) *= alpha[r];
+    }
+}
+
+/* Step 3, accumulate: s becomes p = exp(score - m) in place, and l += sum p. (The
+ * caller then adds P.V to the accumulator.) A row still at m = -inf uses the
+ * reference 0 (pa_softmax_ref), so its p are exp2(-inf) = 0, never NaN. */
+template <typename F>
+__device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)[F::rows],
+                                                           typename F::frag &s, float xscale) {
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    const float ref = pa_softmax_ref(&row[r]) * xscale;
+    float sum = 0.0f;
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k) {
+      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      sum += F::at(s, r, k, 0) + F::at(s, r, k, 1);
+    }
+    pa_softmax_accumulate(&row[r], sum);
+  }
+}
+
+/* Step 4, normalise: completes l over the row's lanes, scales O (map OF) by 1 / l
+ * (0 for a row that kept nothing), and returns each row's natural-log LSE (-inf for
+ * such a row). */
+template <typename OF>
+__device__ __forceinline__ void pa_tile_softmax_normalise(pa_softmax_row (&row)[OF::rows],
+                                                          float xscale, typename OF::frag &o,
+                                                          float (&lse)[OF::rows]) {
+  float inv[OF::rows];
+#pragma unroll
+  for (int r = 0; r < OF::rows; ++r) {
+    row[r].l = OF::row_sum(row[r].l);
+    inv[r] = pa_softmax_normaliser(&row[r]);
+    pa_softmax_row nat; /* m in natural-log units, for pa_softmax_lse */
+    nat.m = row[r].m * xscale * PA_LN2;
+    nat.l = row[r].l;
+    lse[r] = pa_softmax_lse(&nat);
+  }
+#pragma unroll
+  for (int k = 0; k < OF::elems / 2; ++k)
+#pragma unroll
+    for (int r = 0; r < OF::rows; ++r) {
+      OF::at(o, r, k, 0) *= inv[r];
+      OF::at(o, r, k, 1) *= inv[r];
+    }
+}
+
+#endif
