@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include <atomic>
+#include <type_traits>
 
 #include <cuda.h>
 
@@ -54,21 +55,28 @@ namespace {
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
  * hd64/hd128 tile (128 x 128, two stages) adapted to two consumer warpgroups; measured
  * on the H200 in bench/RESULTS.md (fourth session), not tuned further yet. */
-template <int D>
+template <int D, int STAGES = 2, int NWG = 2>
 struct pa_hopper_cfg {
   enum {
-    block_q = 128,  /* two consumer warpgroups x 64 rows */
-    block_k = 128,  /* keys per K/V tile: S is 64 registers per consumer thread */
-    threads = 384,  /* producer warpgroup + two consumer warpgroups */
-    stages = 2,
-    panels = D / 64 /* 64-column (128-byte) panels per row: the swizzle's width */
+    consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
+    block_q = 64 * NWG,    /* query rows per block */
+    block_k = 128,         /* keys per K/V tile: S is 64 registers per consumer thread */
+    threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
+    stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
+    panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
+    /* setmaxnreg budgets: 128 x 24 + 256 x 240 = 64512 (two consumers) and
+     * 128 x 24 + 384 x 160 = 64512 (three) of the SM's 65536 */
+    producer_regs = 24,
+    consumer_regs = NWG == 3 ? 160 : 240
   };
   static constexpr int q_panel = block_q * 128, kv_panel = block_k * 128;
   static constexpr int q_bytes = block_q * D * 2, kv_bytes = block_k * D * 2;
-  /* [Q][K0][V0][K1][V1], each 1024-byte aligned; + 1024 to align the start */
+  /* [Q][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + q_bytes + stages * 2 * kv_bytes;
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
+  static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
+  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
 };
 
 /* The consumers' schedule (POLYATTN_CUDA_HOPPER_VARIANT, read on the host):
@@ -80,19 +88,29 @@ struct pa_hopper_cfg {
  *             the other's matrix work has the tensor cores. */
 enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
 
+/* A variant (the kernel's template int V): the schedule in bits 0-1, and
+ *   PA_HV_STAGES3  a three-stage K/V ring (hd128: 225 KB of the 227 KB a block may use);
+ *   PA_HV_RELEASE  K is released as soon as S has landed (its own "K empty" barrier),
+ *                  V after P.V, by one arrive per warp instead of one per thread; the
+ *                  producer waits for each separately, so K of a later tile can load
+ *                  while P.V still reads V. Without it one barrier releases both;
+ *   PA_HV_WG3      three consumer warpgroups (192 query rows; hd64 only, serial or pipe:
+ *                  the pingpong turns are for two), FlashAttention-3's hd64 shape. */
+enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16 };
+
 /* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
 enum {
+  PA_HOPPER_MAX_STAGES = 3,
   PA_HOPPER_MBAR_Q_FULL = 0, /* Q landed (TMA transaction count) */
-  PA_HOPPER_MBAR_K_FULL = 1, /* x2: K of the stage landed */
-  PA_HOPPER_MBAR_V_FULL = 3, /* x2: V of the stage landed */
-  PA_HOPPER_MBAR_EMPTY = 5,  /* x2: all 256 consumer threads are done with the stage */
-  PA_HOPPER_MBARS = 7,
+  PA_HOPPER_MBAR_K_FULL = 1, /* x stages: K of the stage landed */
+  PA_HOPPER_MBAR_V_FULL = PA_HOPPER_MBAR_K_FULL + PA_HOPPER_MAX_STAGES,  /* V landed */
+  PA_HOPPER_MBAR_K_EMPTY = PA_HOPPER_MBAR_V_FULL + PA_HOPPER_MAX_STAGES, /* K read (RELEASE) */
+  PA_HOPPER_MBAR_EMPTY = PA_HOPPER_MBAR_K_EMPTY + PA_HOPPER_MAX_STAGES,  /* V (and K) read */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES,
   PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
 };
 
-/* Register budgets after setmaxnreg: 128 x 24 + 256 x 240 = 64512 <= 65536. */
-enum { PA_HOPPER_PRODUCER_REGS = 24, PA_HOPPER_CONSUMER_REGS = 240 };
 
 struct pa_hopper_args {
   CUtensorMap tq, tk, tv; /* 64-byte aligned (CUtensorMap's own alignment) */
@@ -133,11 +151,23 @@ static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
                   (int)pa_hopper_cfg<128>::block_k == (int)PA_CUDA_HOPPER_TILE,
               "cuda_dispatch.c routes block masks by PA_CUDA_HOPPER_TILE");
 
-template <typename T, int D, int SCHED>
-__global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
+/* The configuration of variant V at head dim D. */
+template <int D, int V>
+using pa_hopper_vcfg = pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2>;
+
+template <typename T, int D, int V>
+__global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_hopper_fwd_kernel(const __grid_constant__ pa_hopper_args a) {
 #if PA_HOPPER_ARCH_OK
-  typedef pa_hopper_cfg<D> cfg;
+  typedef pa_hopper_vcfg<D, V> cfg;
+  enum {
+    SCHED = V & PA_HV_SCHED,
+    STAGES = cfg::stages,
+    RELEASE = (V & PA_HV_RELEASE) != 0,
+    NWG = cfg::consumers,
+    CONSUMER_WARPS = 4 * NWG
+  };
+  static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
   enum {
     BQ = cfg::block_q,
     BK = cfg::block_k,
@@ -158,6 +188,7 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
   auto b_kfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_FULL + s]); };
   auto b_vfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_V_FULL + s]); };
   auto b_empty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_EMPTY + s]); };
+  auto b_kempty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_EMPTY + s]); };
 
   pa_block_ctx c;
   /* query blocks last-first: under a causal mask the later rows keep the most keys */
@@ -171,10 +202,12 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
 
   if (tid == 0) {
     pa_mbar_init(b_q, 1);
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < STAGES; ++s) {
       pa_mbar_init(b_kfull(s), 1);
       pa_mbar_init(b_vfull(s), 1);
-      pa_mbar_init(b_empty(s), 256); /* every consumer thread arrives once per tile */
+      /* RELEASE: one arrive per consumer warp, else every consumer thread, per tile */
+      pa_mbar_init(b_kempty(s), RELEASE ? CONSUMER_WARPS : 32 * CONSUMER_WARPS);
+      pa_mbar_init(b_empty(s), RELEASE ? CONSUMER_WARPS : 32 * CONSUMER_WARPS);
     }
     pa_mbar_init_fence();
   }
@@ -182,7 +215,7 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
 
   if (tid < 128) {
     /* The producer. */
-    pa_setmaxnreg_dec<PA_HOPPER_PRODUCER_REGS>();
+    pa_setmaxnreg_dec<cfg::producer_regs>();
     if (tid == 0) {
       pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
 #pragma unroll
@@ -191,10 +224,10 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
                        bcoord);
       bool partial;
       int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
-      for (int i = 0; n < n_hi; ++i) {
-        const int stage = i & 1;
-        /* use i >> 1 of this stage: wait for the consumers' release of use (i >> 1) - 1 */
-        pa_mbar_wait(b_empty(stage), ((i >> 1) & 1) ^ 1);
+      for (int stage = 0, phase = 0; n < n_hi;) {
+        /* this use of the stage: wait for the consumers' release of the previous one
+         * (a fresh barrier counts as released: parity 1 completes at once) */
+        pa_mbar_wait(RELEASE ? b_kempty(stage) : b_empty(stage), phase ^ 1);
         const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
         const int krow = (int)c.seq.k_start + n * BK;
         pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes);
@@ -202,19 +235,21 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
         for (int x = 0; x < PANELS; ++x)
           pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
                          bcoord);
+        if (RELEASE) pa_mbar_wait(b_empty(stage), phase ^ 1);
         pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
           pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage), 64 * x,
                          krow, c.hk, bcoord);
         n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
       }
     }
     return;
   }
 
   /* A consumer warpgroup: 64 query rows. */
-  pa_setmaxnreg_inc<PA_HOPPER_CONSUMER_REGS>();
+  pa_setmaxnreg_inc<cfg::consumer_regs>();
   const int cw = tid / 128 - 1;
   const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
   const int row0 = 64 * cw + 16 * warp; /* the warp's first row within the block */
@@ -283,41 +318,61 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
     }
   };
 
+  /* The consumers' side of the ring: stage and phase of the tile being read. */
+  auto release_k = [&](int stage) { /* RELEASE only: S has landed, K may be overwritten */
+    __syncwarp();
+    if (lane == 0) pa_mbar_arrive(b_kempty(stage));
+  };
+  auto release = [&](int stage) { /* P.V has landed: V (and, without RELEASE, K) is free */
+    if (RELEASE) {
+      __syncwarp();
+      if (lane == 0) pa_mbar_arrive(b_empty(stage));
+    } else {
+      pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
+    }
+  };
+  auto advance = [](int &stage, uint32_t &phase) {
+    if (++stage == STAGES) stage = 0, phase ^= 1;
+  };
+
   pa_mbar_wait(b_q, 0);
   bool partial = false;
   int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
   if (!PIPE) {
     /* One tile at a time: S, softmax, P.V, each waited for. */
-    for (int i = 0; n < n_hi; ++i) {
-      const int stage = i & 1;
-      const uint32_t parity = (i >> 1) & 1;
+    int stage = 0;
+    uint32_t phase = 0;
+    while (n < n_hi) {
       const bool tile_partial = partial;
       const int next =
           use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
       float s[S_TILES][4];
-      pa_mbar_wait(b_kfull(stage), parity);
+      pa_mbar_wait(b_kfull(stage), phase);
       issue_qk(s, stage);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
+      if (RELEASE) release_k(stage);
       float alpha[2];
       softmax(s, n, tile_partial, alpha);
       rescale_o(alpha);
       uint32_t pf[PV_STEPS][4];
       pack_p(s, pf);
-      pa_mbar_wait(b_vfull(stage), parity);
+      pa_mbar_wait(b_vfull(stage), phase);
       issue_pv(pf, stage);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
-      pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
+      release(stage);
+      advance(stage, phase);
       n = next;
     }
   } else if (n < n_hi) {
     /* Software-pipelined (FlashAttention-3's intra-warpgroup overlap): S of tile
      * i + 1 and O += P.V of tile i are issued together, and the softmax of i + 1
-     * runs while P.V of i is still on the tensor cores. O is rescaled by i + 1's
-     * alpha after that P.V has landed. */
+     * runs while P.V of i is still on the tensor cores. O is rescaled by tile i's
+     * alpha while S of i + 1 is computed, before P.V of i is issued. */
     float s[S_TILES][4];
     uint32_t pf[PV_STEPS][4];
+    float alpha[2];
     /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
      * other go (an arrive on the other's). Consumer 1 opens with an arrive so that consumer
      * 0 goes first, and skips its last arrive, which no sync would match: both walk
@@ -329,51 +384,50 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
       if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
     };
     if (PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
+    int stage = 0, prev = 0;
+    uint32_t phase = 0, prev_phase = 0;
     pa_mbar_wait(b_kfull(0), 0);
     my_turn();
     issue_qk(s, 0);
     your_turn(false);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(s);
-    {
-      float alpha[2];
-      softmax(s, n, partial, alpha);
-      rescale_o(alpha); /* O is 0: keeps the steps as written */
-      pack_p(s, pf);
-    }
+    if (RELEASE) release_k(0);
+    softmax(s, n, partial, alpha);
+    pack_p(s, pf);
     n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
-    int i = 1;
-    for (; n < n_hi; ++i) {
-      const int stage = i & 1, prev = stage ^ 1;
-      const uint32_t parity = (i >> 1) & 1, prev_parity = ((i - 1) >> 1) & 1;
+    advance(stage, phase);
+    while (n < n_hi) {
       const bool tile_partial = partial;
       const int next =
           use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
-      pa_mbar_wait(b_kfull(stage), parity);
-      pa_mbar_wait(b_vfull(prev), prev_parity);
+      pa_mbar_wait(b_kfull(stage), phase);
+      pa_mbar_wait(b_vfull(prev), prev_phase);
       my_turn();
       issue_qk(s, stage);
+      rescale_o(alpha); /* no P.V in flight: the last one was waited for */
       issue_pv(pf, prev);
       your_turn(false);
       pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
       pa_wgmma_fence_regs(s);
-      float alpha[2];
+      if (RELEASE) release_k(stage);
       softmax(s, n, tile_partial, alpha);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
-      pa_mbar_arrive(b_empty(prev));
-      rescale_o(alpha);
+      release(prev);
       pack_p(s, pf);
+      prev = stage, prev_phase = phase;
+      advance(stage, phase);
       n = next;
     }
-    const int last = (i - 1) & 1;
-    pa_mbar_wait(b_vfull(last), ((i - 1) >> 1) & 1);
+    pa_mbar_wait(b_vfull(prev), prev_phase);
     my_turn();
-    issue_pv(pf, last);
+    rescale_o(alpha);
+    issue_pv(pf, prev);
     your_turn(true);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(o);
-    pa_mbar_arrive(b_empty(last));
+    release(prev);
   }
 
   /* Step 4: normalise; O straight from the accumulator (4-byte stores), LSE by t == 0. */
@@ -446,9 +500,9 @@ bool pa_tensor_map(CUtensorMap *m, const pa_view *v, const pa_problem *p, int64_
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int D>
+template <int D, int V = 0>
 bool pa_hopper_maps(pa_hopper_args *a, const pa_problem *p) {
-  typedef pa_hopper_cfg<D> cfg;
+  typedef pa_hopper_vcfg<D, V> cfg;
   const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
   const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
   return pa_tensor_map(&a->tq, &p->q, p, rows_q, p->heads_q, cfg::block_q) &&
@@ -457,57 +511,112 @@ bool pa_hopper_maps(pa_hopper_args *a, const pa_problem *p) {
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D, int SCHED>
+template <typename T, int D, int V>
 std::atomic<unsigned long long> &pa_hopper_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
 }
 
-template <typename T, int D, int SCHED>
+template <typename T, int D, int V>
 cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
-  typedef pa_hopper_cfg<D> cfg;
+  typedef pa_hopper_vcfg<D, V> cfg;
   pa_hopper_args args; /* passed by value: no host state kept */
   memset(&args, 0, sizeof args);
   args.p = *p;
-  if (!pa_hopper_maps<D>(&args, p)) return cudaErrorInvalidValue;
-  const void *fn = (const void *)pa_hopper_fwd_kernel<T, D, SCHED>;
+  if (!pa_hopper_maps<D, V>(&args, p)) return cudaErrorInvalidValue;
+  const void *fn = (const void *)pa_hopper_fwd_kernel<T, D, V>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_hopper_opted<T, D, SCHED>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_hopper_opted<T, D, V>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_hopper_opted<T, D, SCHED>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_hopper_opted<T, D, V>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_hopper_fwd_kernel<T, D, SCHED><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
+  pa_hopper_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
   return cudaGetLastError();
 }
 
-/* POLYATTN_CUDA_HOPPER_VARIANT=serial|pipe|pingpong (read once per process): the
- * consumers' schedule (above). Unknown names run the default. */
+/* POLYATTN_CUDA_HOPPER_VARIANT (read at each call, so one process can time several):
+ * the compiled variants by name. Unknown names run the default. */
+struct pa_hopper_variant_name {
+  const char *name;
+  int v;
+};
+const pa_hopper_variant_name pa_hopper_variants[] = {
+    {"serial", PA_HOPPER_SERIAL},
+    {"pipe", PA_HOPPER_PIPE},
+    {"pingpong", PA_HOPPER_PINGPONG},
+    {"serial-rel", PA_HOPPER_SERIAL | PA_HV_RELEASE},
+    {"pingpong-rel", PA_HOPPER_PINGPONG | PA_HV_RELEASE},
+    {"serial-s3-rel", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE},
+    {"pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE},
+    {"serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
+    {"pipe-s3-rel-wg3", PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
+};
 enum { PA_HOPPER_VARIANT_DEFAULT = PA_HOPPER_SERIAL };
 
 int pa_hopper_variant() {
-  static const int v = [] {
-    const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT");
-    if (env && !strcmp(env, "serial")) return (int)PA_HOPPER_SERIAL;
-    if (env && !strcmp(env, "pipe")) return (int)PA_HOPPER_PIPE;
-    if (env && !strcmp(env, "pingpong")) return (int)PA_HOPPER_PINGPONG;
-    return (int)PA_HOPPER_VARIANT_DEFAULT;
-  }();
-  return v;
+  const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT");
+  if (env)
+    for (const pa_hopper_variant_name &x : pa_hopper_variants)
+      if (!strcmp(env, x.name)) return x.v;
+  return (int)PA_HOPPER_VARIANT_DEFAULT;
+}
+
+/* "-wg3" runs at hd64 without a block mask (its 192-row tiles would cut the 128-row
+ * mask blocks that cuda_dispatch.c routes here); elsewhere the variant without it. */
+int pa_hopper_effective_variant(const pa_problem *p) {
+  const int v = pa_hopper_variant();
+  const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
+  return (v & PA_HV_WG3) && (p->head_dim != 64 || block) ? v & ~PA_HV_WG3 : v;
+}
+
+int pa_hopper_smem_bytes(int head_dim, int v) {
+  const bool s3 = v & PA_HV_STAGES3;
+  if (head_dim == 64)
+    return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
+           : s3          ? pa_hopper_cfg<64, 3>::smem_bytes
+                         : pa_hopper_cfg<64, 2>::smem_bytes;
+  return s3 ? pa_hopper_cfg<128, 3>::smem_bytes : pa_hopper_cfg<128, 2>::smem_bytes;
 }
 
 template <typename T, int D>
 cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
-  switch (pa_hopper_variant()) {
-  case PA_HOPPER_PIPE: return pa_hopper_launch<T, D, PA_HOPPER_PIPE>(p, stream);
-  case PA_HOPPER_PINGPONG: return pa_hopper_launch<T, D, PA_HOPPER_PINGPONG>(p, stream);
-  default: return pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, stream);
+  /* Tuning variants are compiled for bf16 only (build time: ~30 s of ptxas each);
+   * fp16 runs the default under their names. */
+  constexpr bool tuning = std::is_same<T, __nv_bfloat16>::value;
+  switch (pa_hopper_effective_variant(p)) {
+#define PA_HV_CASE(v) \
+  case (v): return pa_hopper_launch<T, D, (v)>(p, stream);
+#define PA_HV_TUNING_CASE(v) \
+  case (v):                \
+    if (tuning) return pa_hopper_launch<T, D, tuning ? (v) : PA_HOPPER_VARIANT_DEFAULT>(p, stream); \
+    break;
+    PA_HV_CASE(PA_HOPPER_PIPE)
+    PA_HV_CASE(PA_HOPPER_PINGPONG)
+    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_RELEASE)
+    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_RELEASE)
+    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE)
+    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE)
+#undef PA_HV_CASE
+#undef PA_HV_TUNING_CASE
+  case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:
+    if (D == 64 && tuning)
+      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 : PA_HOPPER_VARIANT_DEFAULT>(
+          p, stream);
+    break;
+  case PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:
+    if (D == 64 && tuning)
+      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 : PA_HOPPER_VARIANT_DEFAULT>(
+          p, stream);
+    break;
+  default: break;
   }
+  return pa_hopper_launch<T, D, PA_HOPPER_VARIANT_DEFAULT>(p, stream);
 }
 
 const char *pa_misaligned_hopper(const pa_problem *p) {
@@ -541,8 +650,7 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned_hopper(p))
     PA_NO("the Hopper kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem =
-      p->head_dim == 64 ? pa_hopper_cfg<64>::smem_bytes : pa_hopper_cfg<128>::smem_bytes;
+  const int smem = pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective_variant(p));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
