@@ -95,8 +95,15 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  producer waits for each separately, so K of a later tile can load
  *                  while P.V still reads V. Without it one barrier releases both;
  *   PA_HV_WG3      three consumer warpgroups (192 query rows; hd64 only, serial or pipe:
- *                  the pingpong turns are for two), FlashAttention-3's hd64 shape. */
-enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16 };
+ *                  the pingpong turns are for two), FlashAttention-3's hd64 shape;
+ *   PA_HV_MCAST    clusters of two blocks (neighbouring query tiles of one head) share
+ *                  each K/V tile: each producer loads half of its rows by TMA multicast
+ *                  into both blocks, so each block's L2 -> SM traffic is halved; a stage
+ *                  is free when the consumers of both blocks released it (remote
+ *                  arrives). Only where both blocks walk the same key tiles: no
+ *                  causal/window/block mask, no varlen, an even number of query tiles
+ *                  (host side, pa_hopper_effective_variant); needs RELEASE. */
+enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32 };
 
 /* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -165,8 +172,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     STAGES = cfg::stages,
     RELEASE = (V & PA_HV_RELEASE) != 0,
     NWG = cfg::consumers,
-    CONSUMER_WARPS = 4 * NWG
+    CONSUMER_WARPS = 4 * NWG,
+    MCAST = (V & PA_HV_MCAST) != 0,
+    CTAS = MCAST ? 2 : 1 /* blocks whose consumers release each stage */
   };
+  static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
   enum {
     BQ = cfg::block_q,
@@ -206,16 +216,22 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_mbar_init(b_kfull(s), 1);
       pa_mbar_init(b_vfull(s), 1);
       /* RELEASE: one arrive per consumer warp, else every consumer thread, per tile */
-      pa_mbar_init(b_kempty(s), RELEASE ? CONSUMER_WARPS : 32 * CONSUMER_WARPS);
-      pa_mbar_init(b_empty(s), RELEASE ? CONSUMER_WARPS : 32 * CONSUMER_WARPS);
+      pa_mbar_init(b_kempty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
+      pa_mbar_init(b_empty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
     }
     pa_mbar_init_fence();
   }
-  __syncthreads();
+  /* multicast: the peer's copies and arrives may reach this block's barriers as soon
+   * as it passes this point, so both blocks' inits come first */
+  const uint32_t rank = MCAST ? pa_cluster_rank() : 0;
+  if (MCAST)
+    pa_cluster_sync();
+  else
+    __syncthreads();
 
   if (tid < 128) {
     /* The producer. */
-    pa_setmaxnreg_dec<cfg::producer_regs>();
+    pa_setmaxnreg_dec<MCAST ? 40 : cfg::producer_regs>();
     if (tid == 0) {
       pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
 #pragma unroll
@@ -230,26 +246,40 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         pa_mbar_wait(RELEASE ? b_kempty(stage) : b_empty(stage), phase ^ 1);
         const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
         const int krow = (int)c.seq.k_start + n * BK;
-        pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes);
+        pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes); /* both halves, MCAST */
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
-                         bcoord);
+          if (MCAST) /* this block's half of the rows, into both blocks */
+            pa_tma_load_4d_mc(s_k + x * cfg::kv_panel + rank * (BK / 2) * 128, &a.tk,
+                              b_kfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk, bcoord,
+                              0x3);
+          else
+            pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
+                           bcoord);
         if (RELEASE) pa_mbar_wait(b_empty(stage), phase ^ 1);
         pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage), 64 * x,
-                         krow, c.hk, bcoord);
+          if (MCAST)
+            pa_tma_load_4d_mc(s_k + cfg::kv_bytes + x * cfg::kv_panel + rank * (BK / 2) * 128,
+                              &a.tv, b_vfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk,
+                              bcoord, 0x3);
+          else
+            pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
+                           64 * x, krow, c.hk, bcoord);
         n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
         if (++stage == STAGES) stage = 0, phase ^= 1;
       }
+    }
+    if (MCAST) { /* stay until the peer is done with this block's barriers and copies */
+      __syncwarp();
+      pa_cluster_sync();
     }
     return;
   }
 
   /* A consumer warpgroup: 64 query rows. */
-  pa_setmaxnreg_inc<cfg::consumer_regs>();
+  pa_setmaxnreg_inc<MCAST ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs>();
   const int cw = tid / 128 - 1;
   const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
   const int row0 = 64 * cw + 16 * warp; /* the warp's first row within the block */
@@ -319,14 +349,21 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   };
 
   /* The consumers' side of the ring: stage and phase of the tile being read. */
-  auto release_k = [&](int stage) { /* RELEASE only: S has landed, K may be overwritten */
+  /* RELEASE: one arrive per warp (MCAST: lane r arrives in cluster block r) */
+  auto warp_arrive = [&](uint32_t bar) {
     __syncwarp();
-    if (lane == 0) pa_mbar_arrive(b_kempty(stage));
+    if (MCAST) {
+      if (lane < 2) pa_mbar_arrive_cluster(bar, lane);
+    } else if (lane == 0) {
+      pa_mbar_arrive(bar);
+    }
+  };
+  auto release_k = [&](int stage) { /* RELEASE only: S has landed, K may be overwritten */
+    warp_arrive(b_kempty(stage));
   };
   auto release = [&](int stage) { /* P.V has landed: V (and, without RELEASE, K) is free */
     if (RELEASE) {
-      __syncwarp();
-      if (lane == 0) pa_mbar_arrive(b_empty(stage));
+      warp_arrive(b_empty(stage));
     } else {
       pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
     }
@@ -445,6 +482,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     if (p.lse.buf && t == 0)
       ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
   }
+  if (MCAST) pa_cluster_sync(); /* the peer may still arrive on this block's barriers */
 #else
   __trap(); /* never launched: pa_cuda_hopper_supports() requires the sm_90a build */
 #endif
@@ -505,9 +543,10 @@ bool pa_hopper_maps(pa_hopper_args *a, const pa_problem *p) {
   typedef pa_hopper_vcfg<D, V> cfg;
   const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
   const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
+  const int box_k = V & PA_HV_MCAST ? cfg::block_k / 2 : cfg::block_k; /* a half per block */
   return pa_tensor_map(&a->tq, &p->q, p, rows_q, p->heads_q, cfg::block_q) &&
-         pa_tensor_map(&a->tk, &p->k, p, rows_k, p->heads_kv, cfg::block_k) &&
-         pa_tensor_map(&a->tv, &p->v, p, rows_k, p->heads_kv, cfg::block_k);
+         pa_tensor_map(&a->tk, &p->k, p, rows_k, p->heads_kv, box_k) &&
+         pa_tensor_map(&a->tv, &p->v, p, rows_k, p->heads_kv, box_k);
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
@@ -536,8 +575,24 @@ cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_hopper_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
-  return cudaGetLastError();
+  if (!(V & PA_HV_MCAST)) {
+    pa_hopper_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
+    return cudaGetLastError();
+  }
+  cudaLaunchConfig_t lc;
+  memset(&lc, 0, sizeof lc);
+  lc.gridDim = grid;
+  lc.blockDim = dim3(cfg::threads);
+  lc.dynamicSmemBytes = cfg::smem_bytes;
+  lc.stream = stream;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 2;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  lc.attrs = at;
+  lc.numAttrs = 1;
+  return cudaLaunchKernelEx(&lc, pa_hopper_fwd_kernel<T, D, V>, args);
 }
 
 /* POLYATTN_CUDA_HOPPER_VARIANT (read at each call, so one process can time several):
@@ -555,6 +610,10 @@ const pa_hopper_variant_name pa_hopper_variants[] = {
     {"serial-s3-rel", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE},
     {"pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE},
     {"serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
+    {"serial-s3-rel-mc", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST},
+    {"pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST},
+    {"serial-s3-rel-wg3-mc",
+     PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST},
     {"pipe-s3-rel-wg3", PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
 };
 enum { PA_HOPPER_VARIANT_DEFAULT = PA_HOPPER_SERIAL };
@@ -570,9 +629,18 @@ int pa_hopper_variant() {
 /* "-wg3" runs at hd64 without a block mask (its 192-row tiles would cut the 128-row
  * mask blocks that cuda_dispatch.c routes here); elsewhere the variant without it. */
 int pa_hopper_effective_variant(const pa_problem *p) {
-  const int v = pa_hopper_variant();
+  int v = pa_hopper_variant();
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
-  return (v & PA_HV_WG3) && (p->head_dim != 64 || block) ? v & ~PA_HV_WG3 : v;
+  if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
+  if (v & PA_HV_MCAST) {
+    /* both blocks of a cluster must walk the same key tiles and both must exist */
+    const int bq = v & PA_HV_WG3 ? 192 : 128;
+    const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
+    const bool same_keys = !p->causal && p->window_left < 0 && p->window_right < 0 &&
+                           p->sparsity == POLYATTN_SPARSITY_NONE && !p->varlen;
+    if (!same_keys || tiles_q % 2 != 0) v &= ~PA_HV_MCAST;
+  }
+  return v;
 }
 
 int pa_hopper_smem_bytes(int head_dim, int v) {
@@ -602,11 +670,18 @@ cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
     PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_RELEASE)
     PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE)
     PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE)
+    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST)
+    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST)
 #undef PA_HV_CASE
 #undef PA_HV_TUNING_CASE
   case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:
     if (D == 64 && tuning)
       return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 : PA_HOPPER_VARIANT_DEFAULT>(
+          p, stream);
+    break;
+  case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST:
+    if (D == 64 && tuning)
+      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST : PA_HOPPER_VARIANT_DEFAULT>(
           p, stream);
     break;
   case PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:

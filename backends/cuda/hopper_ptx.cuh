@@ -88,6 +88,39 @@ __device__ __forceinline__ void pa_tma_load_4d(uint32_t dst, const void *tmap, u
       "l"((uint64_t)tmap), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
+/* The same, multicast: the box lands at dst in every CTA of the cluster named in
+ * cta_mask, each completing on its own mbarrier at the same offset as `bar`. */
+__device__ __forceinline__ void pa_tma_load_4d_mc(uint32_t dst, const void *tmap, uint32_t bar,
+                                                  int c0, int c1, int c2, int c3,
+                                                  uint16_t cta_mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+      ".multicast::cluster [%0], [%1, {%2, %3, %4, %5}], [%6], %7;\n" ::"r"(dst),
+      "l"((uint64_t)tmap), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(cta_mask)
+      : "memory");
+}
+
+/* ---- clusters ---- */
+__device__ __forceinline__ uint32_t pa_cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+/* Every thread of every CTA of the cluster; orders shared-memory accesses (mbarrier
+ * inits included) before it against those after it, cluster-wide. */
+__device__ __forceinline__ void pa_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n"
+               "barrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+/* Arrive on the mbarrier at the same offset as `bar` in cluster CTA `rank`. */
+__device__ __forceinline__ void pa_mbar_arrive_cluster(uint32_t bar, uint32_t rank) {
+  asm volatile(
+      "{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n" ::"r"(bar),
+      "r"(rank)
+      : "memory");
+}
+
 __device__ __forceinline__ void pa_tma_prefetch_desc(const void *tmap) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmap) : "memory");
 }
