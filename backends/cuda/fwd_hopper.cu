@@ -102,8 +102,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  is free when the consumers of both blocks released it (remote
  *                  arrives). Only where both blocks walk the same key tiles: no
  *                  causal/window/block mask, no varlen, an even number of query tiles
- *                  (host side, pa_hopper_effective_variant); needs RELEASE. */
-enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32 };
+ *                  (host side, pa_hopper_effective_variant); needs RELEASE;
+ *   PA_HV_EXP16    bf16 only: the softmax's exponentials two per MUFU instruction in
+ *                  fp16 (ampere_softmax.cuh, pa_exp2_pair_f16), halving the special-
+ *                  function work that the tensor cores' time must hide. */
+enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
+       PA_HV_EXP16 = 64 };
 
 /* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -174,7 +178,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     NWG = cfg::consumers,
     CONSUMER_WARPS = 4 * NWG,
     MCAST = (V & PA_HV_MCAST) != 0,
-    CTAS = MCAST ? 2 : 1 /* blocks whose consumers release each stage */
+    CTAS = MCAST ? 2 : 1, /* blocks whose consumers release each stage */
+    EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value
   };
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
@@ -326,7 +331,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_frag_softmax_update_max(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
-    pa_frag_softmax_accumulate(sm, sacc, xscale);
+    pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
 #pragma unroll
@@ -612,6 +617,11 @@ const pa_hopper_variant_name pa_hopper_variants[] = {
     {"serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
     {"serial-s3-rel-mc", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST},
     {"pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST},
+    {"serial-e16", PA_HOPPER_SERIAL | PA_HV_EXP16},
+    {"pingpong-s3-rel-e16", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16},
+    {"pingpong-s3-rel-mc-e16",
+     PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST | PA_HV_EXP16},
+    {"serial-s3-rel-wg3-e16", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_EXP16},
     {"serial-s3-rel-wg3-mc",
      PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST},
     {"pipe-s3-rel-wg3", PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
@@ -672,6 +682,9 @@ cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
     PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE)
     PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST)
     PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST)
+    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_EXP16)
+    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16)
+    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST | PA_HV_EXP16)
 #undef PA_HV_CASE
 #undef PA_HV_TUNING_CASE
   case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:
@@ -682,6 +695,11 @@ cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
   case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST:
     if (D == 64 && tuning)
       return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST : PA_HOPPER_VARIANT_DEFAULT>(
+          p, stream);
+    break;
+  case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_EXP16:
+    if (D == 64 && tuning)
+      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_EXP16 : PA_HOPPER_VARIANT_DEFAULT>(
           p, stream);
     break;
   case PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:

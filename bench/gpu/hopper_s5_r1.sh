@@ -22,16 +22,19 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw -
 V=POLYATTN_CUDA_HOPPER_VARIANT
 export POLYATTN_CUDA_KERNEL=hopper
 AS="attn_speed --backend cuda --dtype bf16 --warm 0.3 --iters 100"
-ALL="$V=serial $V=pipe $V=pingpong $V=serial-rel $V=pingpong-rel $V=serial-s3-rel $V=pingpong-s3-rel $V=serial $V=serial-s3-rel-mc $V=pingpong-s3-rel-mc"
-step speed-d128-s8192 25 $AS --batch 2 --heads 16 --dim 128 --seq 8192 $ALL
-step speed-d128-s8192-causal 20 $AS --batch 2 --heads 16 --dim 128 --seq 8192 --causal \
-  $V=serial $V=pingpong $V=serial-rel $V=pingpong-rel $V=serial-s3-rel $V=pingpong-s3-rel $V=serial
-step speed-d64-s8192 25 $AS --batch 2 --heads 32 --dim 64 --seq 8192 $ALL \
-  $V=serial-s3-rel-wg3 $V=serial-s3-rel-wg3-mc $V=pipe-s3-rel-wg3
+step speed-d128-s8192 25 $AS --batch 2 --heads 16 --dim 128 --seq 8192 \
+  $V=serial $V=pipe $V=pingpong $V=serial-rel $V=pingpong-rel $V=serial-s3-rel $V=pingpong-s3-rel \
+  $V=serial $V=serial-e16 $V=pingpong-s3-rel-e16 $V=serial-s3-rel-mc $V=pingpong-s3-rel-mc $V=pingpong-s3-rel-mc-e16
+step speed-d128-s8192-causal 15 $AS --batch 2 --heads 16 --dim 128 --seq 8192 --causal \
+  $V=serial $V=pingpong $V=serial-s3-rel $V=pingpong-s3-rel $V=pingpong-s3-rel-e16 $V=serial
+step speed-d64-s8192 25 $AS --batch 2 --heads 32 --dim 64 --seq 8192 \
+  $V=serial $V=pingpong $V=serial-s3-rel $V=pingpong-s3-rel $V=serial $V=serial-e16 $V=pingpong-s3-rel-e16 \
+  $V=serial-s3-rel-wg3 $V=serial-s3-rel-wg3-e16 $V=pipe-s3-rel-wg3 \
+  $V=serial-s3-rel-mc $V=pingpong-s3-rel-mc-e16 $V=serial-s3-rel-wg3-mc
 step speed-d64-s8192-causal 15 $AS --batch 2 --heads 32 --dim 64 --seq 8192 --causal \
-  $V=serial $V=pingpong $V=serial-s3-rel $V=pingpong-s3-rel $V=serial-s3-rel-wg3
+  $V=serial $V=pingpong $V=pingpong-s3-rel-e16 $V=serial-s3-rel-wg3 $V=serial-s3-rel-wg3-e16
 step speed-d128-s16384 15 $AS --batch 1 --heads 16 --dim 128 --seq 16384 \
-  $V=serial $V=pingpong $V=serial-s3-rel $V=pingpong-s3-rel $V=serial $V=serial-s3-rel-mc $V=pingpong-s3-rel-mc
+  $V=serial $V=pingpong-s3-rel $V=pingpong-s3-rel-e16 $V=serial $V=pingpong-s3-rel-mc $V=pingpong-s3-rel-mc-e16
 for f in "$OUT"/speed-*.txt; do echo "== $(basename "$f")"; grep -E "^(attn_speed|POLYATTN)" "$f"; done | tee -a "$S"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 if [ -n "$NCU" ]; then
@@ -45,16 +48,16 @@ if [ -n "$NCU" ]; then
 fi
 export POLYATTN_LIB=$PWD/lib/libpolyattn.so
 step torch 40 python3 bench/compare_torch.py --env-kernel hopper --dims 128,64 --seqlens 8192 \
-  --no-efficient --variants $V=serial,pingpong-s3-rel,serial-s3-rel-mc,pingpong-s3-rel-mc,serial-s3-rel-wg3-mc \
+  --no-efficient --variants $V=serial,pingpong-s3-rel-e16,pingpong-s3-rel-mc-e16,serial-s3-rel-wg3-e16,pingpong-s3-rel-mc \
   --json "$OUT/torch.jsonl"
 grep -vE "^\s*$" "$OUT/torch.txt" | tail -30 | tee -a "$S"
 # correctness of two candidates (forced Hopper kernel, the cases it runs; bf16 cases
 # run the variant, fp16 ones the default: the tuning variants are bf16-only)
 CASES='alibi_heads,alibi_softcap_window_gqa,bhsd,block128x32_per_batch_causal,block32x128_bh_emptyrows,block48x80_gqa_alibi,block64_bcast_diag,block_dense1_sparse,causal_s128,causal_sq113_sk64_emptyrows,causal_sq17_sk256,d128_s128_b2,d64_s64_h4,decode_s1_sk2048_mqa,decode_sq2_sk1500_gqa4_causal_alibi_softcap,decode_sq2_sk2000_gqa2_block_causal,decode_sq4_sk4096_gqa8_causal_alibi_softcap,decode_varlen_seqused_gqa,det_decode_split,det_prefill,gqa_8_2,guard_strided_varlen,no_lse,packed_qkv_causal,packed_varlen,s1000,s2048_d128,scale_explicit,seqused_k,softcap5,strided_block_alibi,strided_gqa_causal,varlen_block,varlen_causal_gqa,varlen_empty,window_32_16_sq<sk,window_causal_left20,window_left16,window_right8'
-(step sweep-pingpong-s3-rel-mc 40 env POLYATTN_TEST_BACKENDS=cuda $V=pingpong-s3-rel-mc "POLYATTN_TEST_CASES=$CASES" test_forward --verbose --jobs 8) &
+(step sweep-pingpong-s3-rel-mc-e16 40 env POLYATTN_TEST_BACKENDS=cuda $V=pingpong-s3-rel-mc-e16 "POLYATTN_TEST_CASES=$CASES" test_forward --verbose --jobs 8) &
 (step sweep-serial-s3-rel-wg3-mc 40 env POLYATTN_TEST_BACKENDS=cuda $V=serial-s3-rel-wg3-mc "POLYATTN_TEST_CASES=$CASES" test_forward --verbose --jobs 8) &
 wait
-for f in sweep-pingpong-s3-rel-mc sweep-serial-s3-rel-wg3-mc; do
+for f in sweep-pingpong-s3-rel-mc-e16 sweep-serial-s3-rel-wg3-mc; do
   echo "$f: $(grep -E "Synthesis" "$OUT/$f.txt" | tail -1)" | tee -a "$S"
   grep -E "\[FAIL\]|CRASH" "$OUT/$f.txt" | head -8 | tee -a "$S"
 done
