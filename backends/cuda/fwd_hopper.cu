@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <type_traits>
 
@@ -55,12 +56,13 @@ namespace {
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
  * hd64/hd128 tile (128 x 128, two stages) adapted to two consumer warpgroups; measured
  * on the H200 in bench/RESULTS.md (fourth session), not tuned further yet. */
-template <int D, int STAGES = 2, int NWG = 2>
+template <int D, int STAGES = 2, int NWG = 2, int BK = 128>
 struct pa_hopper_cfg {
   enum {
     consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
     block_q = 64 * NWG,    /* query rows per block */
-    block_k = 128,         /* keys per K/V tile: S is 64 registers per consumer thread */
+    block_k = BK,          /* keys per K/V tile: 128 (S is 64 registers per consumer
+                              thread), or 160 at hd128 ("-k160") */
     threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
     stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
     panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
@@ -76,6 +78,7 @@ struct pa_hopper_cfg {
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
+  static_assert(BK == 128 || (BK == 160 && D == 128 && NWG == 2), "160-key tiles at hd128 only");
   static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
 };
 
@@ -102,12 +105,15 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  is free when the consumers of both blocks released it (remote
  *                  arrives). Only where both blocks walk the same key tiles: no
  *                  causal/window/block mask, no varlen, an even number of query tiles
- *                  (host side, pa_hopper_effective_variant); needs RELEASE;
+ *                  (host side, pa_hopper_effective); needs RELEASE;
  *   PA_HV_EXP16    bf16 only: the softmax's exponentials two per MUFU instruction in
  *                  fp16 (ampere_softmax.cuh, pa_exp2_pair_f16), halving the special-
- *                  function work that the tensor cores' time must hide. */
+ *                  function work that the tensor cores' time must hide;
+ *   PA_HV_K160     hd128 without a block mask: 160-key K/V tiles, 20% fewer tiles, so
+ *                  less fixed cost per key (FlashAttention-3's 176 spilled here: 318
+ *                  bytes, ptxas 13.0). */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
-       PA_HV_EXP16 = 64 };
+       PA_HV_EXP16 = 64, PA_HV_K160 = 128 };
 
 /* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -164,7 +170,8 @@ static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
 
 /* The configuration of variant V at head dim D. */
 template <int D, int V>
-using pa_hopper_vcfg = pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2>;
+using pa_hopper_vcfg =
+    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2, V & PA_HV_K160 ? 160 : 128>;
 
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
@@ -600,50 +607,58 @@ cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
   return cudaLaunchKernelEx(&lc, pa_hopper_fwd_kernel<T, D, V>, args);
 }
 
-/* POLYATTN_CUDA_HOPPER_VARIANT (read at each call, so one process can time several):
- * the compiled variants by name. Unknown names run the default. */
-struct pa_hopper_variant_name {
-  const char *name;
-  int v;
-};
-const pa_hopper_variant_name pa_hopper_variants[] = {
-    {"serial", PA_HOPPER_SERIAL},
-    {"pipe", PA_HOPPER_PIPE},
-    {"pingpong", PA_HOPPER_PINGPONG},
-    {"serial-rel", PA_HOPPER_SERIAL | PA_HV_RELEASE},
-    {"pingpong-rel", PA_HOPPER_PINGPONG | PA_HV_RELEASE},
-    {"serial-s3-rel", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE},
-    {"pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE},
-    {"serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
-    {"serial-s3-rel-mc", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST},
-    {"pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST},
-    {"serial-e16", PA_HOPPER_SERIAL | PA_HV_EXP16},
-    {"pingpong-s3-rel-e16", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16},
-    {"pingpong-s3-rel-mc-e16",
-     PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST | PA_HV_EXP16},
-    {"serial-s3-rel-wg3-e16", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_EXP16},
-    {"serial-s3-rel-wg3-mc",
-     PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST},
-    {"pipe-s3-rel-wg3", PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3},
-};
-enum { PA_HOPPER_VARIANT_DEFAULT = PA_HOPPER_SERIAL };
+/* The compiled variants: X(name, bits, full). "full" ones exist for fp16 and bf16 (the
+ * schedules of the fourth session, the defaults and what they fall back to); the rest
+ * are bf16-only tuning aids (~30 s of ptxas each), and an fp16 problem under their
+ * name runs the default. "-wg3" exists at hd64 only. */
+#define PA_HOPPER_VARIANT_LIST(X)                                                        \
+  X("serial", PA_HOPPER_SERIAL, 1)                                                       \
+  X("pipe", PA_HOPPER_PIPE, 1)                                                           \
+  X("pingpong", PA_HOPPER_PINGPONG, 1)                                                   \
+  X("pingpong-rel", PA_HOPPER_PINGPONG | PA_HV_RELEASE, 1)                               \
+  X("serial-s3-rel", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE, 1)                \
+  X("pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE, 0)            \
+  X("pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST, 0) \
+  X("pingpong-s3-rel-e16", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16, 0) \
+  X("serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3, 1)  \
+  X("serial-rel-wg3", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3, 0)                    \
+  X("serial-s3-rel-wg3-mc",                                                              \
+    PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST, 0)         \
+  X("pingpong-rel-k160", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K160, 0)
 
-int pa_hopper_variant() {
-  const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT");
-  if (env)
-    for (const pa_hopper_variant_name &x : pa_hopper_variants)
+/* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
+ * in the list): a "full" variant that passed the forward sweep on the H200. Measured
+ * (bench/RESULTS.md, fifth session R1, bf16 S8192, TFLOP/s sustained): hd128
+ * pingpong-rel 613 against serial 565; hd64 serial-s3-rel-wg3 472 against serial 400
+ * (its fallback under block masks, serial-s3-rel, is "full" too). */
+enum {
+  PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
+  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE
+};
+
+/* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
+int pa_hopper_variant(int head_dim) {
+  struct named {
+    const char *name;
+    int v;
+  };
+#define PA_HV_NAME(name, v, full) {name, v},
+  static const named variants[] = {PA_HOPPER_VARIANT_LIST(PA_HV_NAME)};
+#undef PA_HV_NAME
+  if (const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT"))
+    for (const named &x : variants)
       if (!strcmp(env, x.name)) return x.v;
-  return (int)PA_HOPPER_VARIANT_DEFAULT;
+  return head_dim == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
 }
 
-/* "-wg3" runs at hd64 without a block mask (its 192-row tiles would cut the 128-row
- * mask blocks that cuda_dispatch.c routes here); elsewhere the variant without it. */
-int pa_hopper_effective_variant(const pa_problem *p) {
-  int v = pa_hopper_variant();
+/* What variant v becomes on problem p: "-wg3" runs at hd64 without a block mask (its
+ * 192-row tiles would cut the 128-row mask blocks that cuda_dispatch.c routes here),
+ * "-mc" only where both blocks of a cluster walk the same key tiles and both exist. */
+int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
+  if ((v & PA_HV_K160) && (p->head_dim != 128 || block)) v &= ~PA_HV_K160;
   if (v & PA_HV_MCAST) {
-    /* both blocks of a cluster must walk the same key tiles and both must exist */
     const int bq = v & PA_HV_WG3 ? 192 : 128;
     const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
     const bool same_keys = !p->causal && p->window_left < 0 && p->window_right < 0 &&
@@ -659,57 +674,43 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
     return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
            : s3          ? pa_hopper_cfg<64, 3>::smem_bytes
                          : pa_hopper_cfg<64, 2>::smem_bytes;
+  if (v & PA_HV_K160) return pa_hopper_cfg<128, 2, 2, 160>::smem_bytes;
   return s3 ? pa_hopper_cfg<128, 3>::smem_bytes : pa_hopper_cfg<128, 2>::smem_bytes;
+}
+
+/* Launches variant V if it is compiled for (T, D); *done says whether it was. */
+template <typename T, int D, int V, bool FULL>
+cudaError_t pa_hopper_try(const pa_problem *p, cudaStream_t stream, bool *done) {
+  if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
+                (!(V & PA_HV_K160) || D == 128)) {
+    *done = true;
+    return pa_hopper_launch<T, D, V>(p, stream);
+  } else {
+    *done = false;
+    return cudaSuccess;
+  }
+}
+
+template <typename T, int D>
+cudaError_t pa_hopper_run(int v, const pa_problem *p, cudaStream_t stream, bool *done) {
+  *done = false;
+  switch (v) {
+#define PA_HV_CASE(name, bits, full) \
+  case (bits): return pa_hopper_try<T, D, (bits), (full) != 0>(p, stream, done);
+    PA_HOPPER_VARIANT_LIST(PA_HV_CASE)
+#undef PA_HV_CASE
+  default: return cudaSuccess;
+  }
 }
 
 template <typename T, int D>
 cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
-  /* Tuning variants are compiled for bf16 only (build time: ~30 s of ptxas each);
-   * fp16 runs the default under their names. */
-  constexpr bool tuning = std::is_same<T, __nv_bfloat16>::value;
-  switch (pa_hopper_effective_variant(p)) {
-#define PA_HV_CASE(v) \
-  case (v): return pa_hopper_launch<T, D, (v)>(p, stream);
-#define PA_HV_TUNING_CASE(v) \
-  case (v):                \
-    if (tuning) return pa_hopper_launch<T, D, tuning ? (v) : PA_HOPPER_VARIANT_DEFAULT>(p, stream); \
-    break;
-    PA_HV_CASE(PA_HOPPER_PIPE)
-    PA_HV_CASE(PA_HOPPER_PINGPONG)
-    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_RELEASE)
-    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_RELEASE)
-    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE)
-    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE)
-    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST)
-    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST)
-    PA_HV_TUNING_CASE(PA_HOPPER_SERIAL | PA_HV_EXP16)
-    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16)
-    PA_HV_TUNING_CASE(PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST | PA_HV_EXP16)
-#undef PA_HV_CASE
-#undef PA_HV_TUNING_CASE
-  case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:
-    if (D == 64 && tuning)
-      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 : PA_HOPPER_VARIANT_DEFAULT>(
-          p, stream);
-    break;
-  case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST:
-    if (D == 64 && tuning)
-      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST : PA_HOPPER_VARIANT_DEFAULT>(
-          p, stream);
-    break;
-  case PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_EXP16:
-    if (D == 64 && tuning)
-      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_EXP16 : PA_HOPPER_VARIANT_DEFAULT>(
-          p, stream);
-    break;
-  case PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3:
-    if (D == 64 && tuning)
-      return pa_hopper_launch<T, 64, tuning ? PA_HOPPER_PIPE | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 : PA_HOPPER_VARIANT_DEFAULT>(
-          p, stream);
-    break;
-  default: break;
-  }
-  return pa_hopper_launch<T, D, PA_HOPPER_VARIANT_DEFAULT>(p, stream);
+  bool done;
+  cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(D), p), p, stream, &done);
+  if (done) return e;
+  const int dflt = D == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
+  e = pa_hopper_run<T, D>(pa_hopper_effective(dflt, p), p, stream, &done);
+  return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, stream);
 }
 
 const char *pa_misaligned_hopper(const pa_problem *p) {
@@ -743,7 +744,13 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned_hopper(p))
     PA_NO("the Hopper kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective_variant(p));
+  /* the largest of the variant asked for and the default it may fall back to */
+  const int smem = std::max(
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_variant(p->head_dim), p)),
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(p->head_dim == 64
+                                                                ? PA_HOPPER_DEFAULT_D64
+                                                                : PA_HOPPER_DEFAULT_D128,
+                                                            p)));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
