@@ -33,16 +33,29 @@ __device__ __forceinline__ float pa_quad_sum(float v) {
 
 /* Step 1, update max: fold the tile's row maxima into m; alpha[r] rescales row r's
  * previous l and accumulator (1 when m did not move, 0 when the row had seen nothing). */
-template <int NT>
+/* TREE: the row's maximum as a balanced tree (depth log2(NT) + 1 instead of NT: a
+ * shorter dependent chain before the exponentials; the same value, max being exact). */
+template <int NT, bool TREE = false>
 __device__ __forceinline__ void pa_frag_softmax_update_max(pa_softmax_row (&row)[2],
                                                            const float (&s)[NT][4], float xscale,
                                                            float (&alpha)[2]) {
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     float tile_max = s[0][2 * r];
+    if (TREE) {
+      float v[NT];
 #pragma unroll
-    for (int n = 0; n < NT; ++n)
-      tile_max = fmaxf(tile_max, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+      for (int n = 0; n < NT; ++n) v[n] = fmaxf(s[n][2 * r], s[n][2 * r + 1]);
+#pragma unroll
+      for (int w = 1; w < NT; w *= 2)
+#pragma unroll
+        for (int n = 0; n + w < NT; n += 2 * w) v[n] = fmaxf(v[n], v[n + w]);
+      tile_max = v[0];
+    } else {
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+        tile_max = fmaxf(tile_max, fmaxf(s[n][2 * r], s[n][2 * r + 1]));
+    }
     tile_max = pa_quad_max(tile_max);
     const float m_new = fmaxf(row[r].m, tile_max);
     alpha[r] = row[r].m == m_new ? 1.0f : pa_exp2((row[r].m - m_new) * xscale);

@@ -111,9 +111,11 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  function work that the tensor cores' time must hide;
  *   PA_HV_K160     hd128 without a block mask: 160-key K/V tiles, 20% fewer tiles, so
  *                  less fixed cost per key (FlashAttention-3's 176 spilled here: 318
- *                  bytes, ptxas 13.0). */
+ *                  bytes, ptxas 13.0);
+ *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
+ *                  a shorter dependent chain before the exponentials, same values. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
-       PA_HV_EXP16 = 64, PA_HV_K160 = 128 };
+       PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256 };
 
 /* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -186,7 +188,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     CONSUMER_WARPS = 4 * NWG,
     MCAST = (V & PA_HV_MCAST) != 0,
     CTAS = MCAST ? 2 : 1, /* blocks whose consumers release each stage */
-    EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value
+    EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value,
+    TREEMAX = (V & PA_HV_TREEMAX) != 0
   };
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
@@ -335,7 +338,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
     pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, tile_partial, k0,
                             c.i0 + row0 + (lane >> 2), t);
-    pa_frag_softmax_update_max(sm, sacc, xscale, alpha);
+    pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
     pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
@@ -624,7 +627,9 @@ cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
   X("serial-rel-wg3", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3, 0)                    \
   X("serial-s3-rel-wg3-mc",                                                              \
     PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST, 0)         \
-  X("pingpong-rel-k160", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K160, 0)
+  X("pingpong-rel-k160", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K160, 0)              \
+  X("pingpong-rel-tm", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_TREEMAX, 0)             \
+  X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured

@@ -7,7 +7,8 @@
 #      its new default for what it takes), --jobs 16
 #   2. compare_torch: the standard sweep's bf16 hd64/hd128 rows against SDPA flash and
 #      cuDNN in the same process, the new default first, the fourth session's
-#      `serial` second, the 160-key tile third (--variants; at hd64 it is pingpong-rel)
+#      `serial` second, then pingpong-rel-k160 (hd64: pingpong-rel), pingpong-rel-tm
+#      (tree max), serial-s3-rel-wg3-tm (hd128: falls back to the default)
 #   3. compute-sanitizer memcheck and synccheck on a few forced-Hopper cases, with
 #      graph capture and 100 repeats bit-identical (test_cuda) beside them
 #   4. SASS: HGMMA and LDL/STL per Hopper kernel
@@ -29,7 +30,7 @@ step sweep-default 68 env POLYATTN_TEST_BACKENDS=cuda test_forward --verbose --j
 synth sweep-default
 export POLYATTN_LIB=$PWD/lib/libpolyattn.so
 step torch 45 python3 bench/compare_torch.py --env-kernel hopper --dims 128,64 \
-  --seqlens 512,4096,8192,16384 --no-efficient --variants "$V=default,serial,pingpong-rel-k160" \
+  --seqlens 512,4096,8192,16384 --no-efficient --variants "$V=default,serial,pingpong-rel-k160,pingpong-rel-tm,serial-s3-rel-wg3-tm" \
   --json "$OUT/torch.jsonl"
 grep -vE "^\s*$" "$OUT/torch.txt" | tail -45 | tee -a "$S"
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer /usr/local/cuda*/compute-sanitizer/compute-sanitizer 2>/dev/null | head -n 1)
