@@ -1,26 +1,30 @@
 /* The Hopper forward kernel (sm_90a): FlashAttention-3's structure for fp16 and bf16
  * at head dims 64 and 128, with wgmma.mma_async and the tensor-memory accelerator.
  *
- * One block of 384 threads computes 128 query rows of one (batch entry, query head):
+ * One block computes 64 x NWG query rows of one (batch entry, query head) with
+ * 128 x (NWG + 1) threads (NWG = 2 consumer warpgroups, 3 at hd64 by default):
  *   warpgroup 0, the producer: one thread issues TMA copies (cp.async.bulk.tensor,
  *     128-byte swizzle) of the Q tile and then, key tile after key tile, of K and V
- *     into a two-stage shared-memory ring; each stage has "K full", "V full" and
- *     "empty" mbarriers. setmaxnreg gives its registers to the consumers.
- *   warpgroups 1 and 2, the consumers, 64 query rows each: S = Q.K^T by wgmma with
- *     both operands in shared memory (SS), the masks and the online softmax of
+ *     into a 2- or 3-stage shared-memory ring; each stage has "K full", "V full",
+ *     "K empty" and "empty" mbarriers. setmaxnreg gives its registers to the consumers.
+ *   the consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma with both
+ *     operands in shared memory (SS), the masks and the online softmax of
  *     common/softmax.h on the accumulator (the same steps and fragment code as the
  *     Ampere kernel: a wgmma accumulator is mma.sync's layout per warp), then
  *     O += P.V by wgmma with P from registers (RS) and V read MN-major from shared
  *     memory (imm-trans-b), so V needs no transposition.
- * The two consumer warpgroups run independently; the warp schedulers interleave one
- * warpgroup's softmax with the other's wgmma. Tile n + 1's K and V load while tile n
- * is computed.
+ * How the consumers overlap their softmax with the tensor cores is the variant's
+ * schedule (serial, pipe, pingpong; PA_HOPPER_VARIANT_LIST below, decisions 53, 70,
+ * 71): by default at hd128 the two consumers take turns issuing their products and
+ * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
+ * S has landed; at hd64 three consumers run one tile at a time each.
  *
- * Everything but the head dim and dtype is a run-time value, with the Ampere path's
- * semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen, seqused_k, LSE,
- * block masks (tiles whose covering mask blocks are all 0 are never loaded). Keys past
- * a sequence's end inside the tensor (varlen: the next sequence; seqused_k: the unused
- * rows) are loaded but masked to p = 0; past the tensor's end TMA fills zeros.
+ * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
+ * path's semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen,
+ * seqused_k, LSE, block masks (tiles whose covering mask blocks are all 0 are never
+ * loaded). Keys past a sequence's end inside the tensor (varlen: the next sequence;
+ * seqused_k: the unused rows) are loaded but masked to p = 0; past the tensor's end
+ * TMA fills zeros.
  *
  * Compiled only for sm_90a (CMakeLists.txt: -gencode arch=compute_90a,code=sm_90a when
  * POLYATTN_CUDA_ARCHS holds 90); hopper_ptx.cuh has the PTX wrappers and the shared
@@ -54,15 +58,16 @@
 namespace {
 
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
- * hd64/hd128 tile (128 x 128, two stages) adapted to two consumer warpgroups; measured
- * on the H200 in bench/RESULTS.md (fourth session), not tuned further yet. */
+ * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages);
+ * the variants' figures on the H200 are in bench/RESULTS.md (fourth and fifth
+ * sessions). */
 template <int D, int STAGES = 2, int NWG = 2, int BK = 128>
 struct pa_hopper_cfg {
   enum {
     consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
     block_q = 64 * NWG,    /* query rows per block */
     block_k = BK,          /* keys per K/V tile: 128 (S is 64 registers per consumer
-                              thread), or 160 at hd128 ("-k160") */
+                              thread), or 160 / 176 at hd128 ("-k160", "-k176") */
     threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
     stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
     panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
@@ -78,7 +83,8 @@ struct pa_hopper_cfg {
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
-  static_assert(BK == 128 || (BK == 160 && D == 128 && NWG == 2), "160-key tiles at hd128 only");
+  static_assert(BK == 128 || ((BK == 160 || BK == 176) && D == 128 && NWG == 2),
+                "wider key tiles at hd128 only");
   static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
 };
 
@@ -109,15 +115,17 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *   PA_HV_EXP16    bf16 only: the softmax's exponentials two per MUFU instruction in
  *                  fp16 (ampere_softmax.cuh, pa_exp2_pair_f16), halving the special-
  *                  function work that the tensor cores' time must hide;
- *   PA_HV_K160     hd128 without a block mask: 160-key K/V tiles, 20% fewer tiles, so
- *                  less fixed cost per key (FlashAttention-3's 176 spilled here: 318
- *                  bytes, ptxas 13.0);
+ *   PA_HV_K160     hd128, plain problems only (no block mask, softcap, ALiBi, scale
+ *                  <= 0: pa_hopper_effective): 160-key K/V tiles, 20% fewer tiles, so
+ *                  less fixed cost per key; PA_HV_K176: 176 keys (FlashAttention-3's
+ *                  hd128 tile). With those score passes compiled out the kernels fit
+ *                  in 240 registers (with them, 96 and 318 bytes spilled, ptxas 13.0);
  *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
  *                  a shorter dependent chain before the exponentials, same values. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
-       PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256 };
+       PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512 };
 
-/* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
+/* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
 enum {
   PA_HOPPER_MAX_STAGES = 3,
@@ -173,7 +181,7 @@ static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
 /* The configuration of variant V at head dim D. */
 template <int D, int V>
 using pa_hopper_vcfg =
-    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2, V & PA_HV_K160 ? 160 : 128>;
+    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2, V & PA_HV_K176 ? 176 : V & PA_HV_K160 ? 160 : 128>;
 
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
@@ -336,8 +344,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2]) {
     const int k0 = n * BK;
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-    pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, tile_partial, k0,
-                            c.i0 + row0 + (lane >> 2), t);
+    /* the wider tiles run plain problems only (pa_hopper_effective): without the
+     * general and block passes their kernels fit in 240 registers */
+    pa_frag_scores<S_TILES>(sacc, p, c, BK == 128 && general, slope, range,
+                            BK == 128 && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
     pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
@@ -628,6 +638,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
   X("serial-s3-rel-wg3-mc",                                                              \
     PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST, 0)         \
   X("pingpong-rel-k160", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K160, 0)              \
+  X("pingpong-rel-k176", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176, 1)              \
   X("pingpong-rel-tm", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_TREEMAX, 0)             \
   X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0)
 
@@ -662,7 +673,9 @@ int pa_hopper_variant(int head_dim) {
 int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
-  if ((v & PA_HV_K160) && (p->head_dim != 128 || block)) v &= ~PA_HV_K160;
+  const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
+  if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
+    v &= ~(PA_HV_K160 | PA_HV_K176);
   if (v & PA_HV_MCAST) {
     const int bq = v & PA_HV_WG3 ? 192 : 128;
     const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
@@ -679,6 +692,7 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
     return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
            : s3          ? pa_hopper_cfg<64, 3>::smem_bytes
                          : pa_hopper_cfg<64, 2>::smem_bytes;
+  if (v & PA_HV_K176) return pa_hopper_cfg<128, 2, 2, 176>::smem_bytes;
   if (v & PA_HV_K160) return pa_hopper_cfg<128, 2, 2, 160>::smem_bytes;
   return s3 ? pa_hopper_cfg<128, 3>::smem_bytes : pa_hopper_cfg<128, 2>::smem_bytes;
 }
@@ -687,7 +701,7 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
 template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, cudaStream_t stream, bool *done) {
   if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
-                (!(V & PA_HV_K160) || D == 128)) {
+                (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128)) {
     *done = true;
     return pa_hopper_launch<T, D, V>(p, stream);
   } else {
