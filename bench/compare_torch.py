@@ -112,6 +112,11 @@ def parse_args(argv=None):
     ap.add_argument("--lse", action="store_true",
                     help="also have polyattn write LSE (off: lse = NULL)")
     ap.add_argument("--no-cudnn", action="store_true", help="skip the cuDNN backend")
+    ap.add_argument("--variants", default=None, metavar="VAR=a,b,...",
+                    help="time polyattn once per value of the environment variable VAR "
+                         "(read by the backend at each call), e.g. "
+                         "POLYATTN_CUDA_HOPPER_VARIANT=serial,pingpong; the first value is "
+                         "the 'polyattn' column, the others get a line each")
     ap.add_argument("--no-efficient", action="store_true",
                     help="skip SDPA's memory-efficient backend")
     ap.add_argument("--api", default="prepared", choices=["prepared", "func"],
@@ -629,8 +634,13 @@ def run_sweep(args, lib, torch, bench, tp, out):
         flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
         rec = {"kind": "fwd", "dtype": dt, "D": D, "S": S, "B": B, "Hq": H, "Hkv": H,
                "causal": causal, "flops": flops, "lse": bool(args.lse)}
-        # --- polyattn
+        # --- polyattn (with --variants: the first value; the others below)
         res = {}
+        var_name, var_values = None, [None]
+        if args.variants:
+            var_name, _, vals = args.variants.partition("=")
+            var_values = [x for x in vals.split(",") if x]
+            os.environ[var_name] = var_values[0]
         try:
             if args.api == "func":
                 call = tp.func_call(q, k, v, o, causal, lse)
@@ -642,6 +652,13 @@ def run_sweep(args, lib, torch, bench, tp, out):
             bench.sync()
             ms, n = bench.time_ms(call)
             res["polyattn"] = (ms, n)
+            for val in var_values[1:]:
+                os.environ[var_name] = val
+                call()
+                bench.sync()
+                res["pa:" + val] = bench.time_ms(call)
+            if var_name:
+                os.environ[var_name] = var_values[0]
         except Exception as e:  # noqa: BLE001
             rec["polyattn_error"] = _err_line(e)
             call = None
@@ -705,6 +722,19 @@ def run_sweep(args, lib, torch, bench, tp, out):
             sp("efficient"),
             "%.2e" % md if md is not None else "-", "%.2e" % mc if mc is not None else "-",
             check), flush=True)
+        if var_name:
+            rec["variant_" + var_name] = var_values[0]
+            for val in var_values[1:]:
+                if "pa:" + val not in res:
+                    continue
+                ms, n = res["pa:" + val]
+                t = flops / (ms * 1e-3) / 1e12
+                rec.setdefault("variants", {})[val] = {"ms": ms, "tflops": t, "runs": n}
+                print("     %s=%s: %8.3f ms %6.1f TF/s  x flash %s  x cudnn %s" % (
+                    var_name, val, ms, t,
+                    "%.2f" % (res["flash"][0] / ms) if "flash" in res else "-",
+                    "%.2f" % (res["cudnn"][0] / ms) if "cudnn" in res else "-"), flush=True)
+            print("     (first line: %s=%s)" % (var_name, var_values[0]), flush=True)
         for name in ("polyattn", "flash", "cudnn", "efficient"):
             if name + "_error" in rec:
                 print("     %s: %s" % (name, rec[name + "_error"]), flush=True)

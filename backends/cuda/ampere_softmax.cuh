@@ -18,6 +18,19 @@
 __device__ __forceinline__ float pa_quad_max(float v) { return pa_lanes_max<32, 3>(v); }
 __device__ __forceinline__ float pa_quad_sum(float v) { return pa_lanes_sum<32, 3>(v); }
 
+/* Two exp2 in one MUFU instruction: the arguments rounded to fp16, the results fp16
+ * (ex2.approx.f16x2). For bf16 inputs only: P is rounded to bf16 (8 bits) before
+ * P.V anyway; the fp16 argument x - m <= 0 carries 11 bits, so p's relative error is
+ * at most |x - m| * 2^-11 * ln 2 (0.3% at x - m = -8, where p <= 2^-8), i.e. never
+ * above the bf16 rounding of the row's largest p. Underflows to 0 below p = 2^-24.
+ * (The Hopper kernel's `-e16` variants: frag_softmax.cuh's EXP16.) */
+__device__ __forceinline__ float2 pa_exp2_pair_f16(float a, float b) {
+  const __half2 h = __floats2half2_rn(a, b);
+  uint32_t x = *reinterpret_cast<const uint32_t *>(&h), y;
+  asm("ex2.approx.f16x2 %0, %1;\n" : "=r"(y) : "r"(x));
+  return __half22float2(*reinterpret_cast<const __half2 *>(&y));
+}
+
 /* SP24: keys in the permuted order of sp24_order.h (the Ampere kernel's NM_2_4
  * variant reads K in that order): S column c of n-tile 2m + a is key
  * 16m + pa_sp24_key(a, c). */
@@ -32,6 +45,9 @@ struct pa_quad_map {
   __device__ __forceinline__ static float row_max(float v) { return pa_quad_max(v); }
   __device__ __forceinline__ static float row_sum(float v) { return pa_quad_sum(v); }
   __device__ __forceinline__ static float exp2(float x) { return pa_exp2(x); }
+  __device__ __forceinline__ static float2 exp2_pair(float a, float b) {
+    return pa_exp2_pair_f16(a, b);
+  }
   /* row_t: the thread's row g; key_t: t */
   __device__ __forceinline__ static int row(int row_t, int r) { return row_t + 8 * r; }
   __device__ __forceinline__ static int key(int k0, int t, int n, int x) {
@@ -47,11 +63,11 @@ __device__ __forceinline__ void pa_frag_scores(float (&s)[NTILES][4], const pa_p
   pa_tile_scores<pa_quad_map<NTILES, SP24>>(s, p, c, general, slope, range, block, k0, row_g, t);
 }
 
-template <int NT>
+template <int NT, bool TREE = false>
 __device__ __forceinline__ void pa_frag_softmax_update_max(pa_softmax_row (&row)[2],
                                                            const float (&s)[NT][4], float xscale,
                                                            float (&alpha)[2]) {
-  pa_tile_softmax_update_max<pa_quad_map<NT>>(row, s, xscale, alpha);
+  pa_tile_softmax_update_max<pa_quad_map<NT>, TREE>(row, s, xscale, alpha);
 }
 
 template <int DT>
@@ -61,10 +77,10 @@ __device__ __forceinline__ void pa_frag_softmax_rescale(pa_softmax_row (&row)[2]
   pa_tile_softmax_rescale<pa_quad_map<DT>>(row, alpha, o);
 }
 
-template <int NT>
+template <int NT, bool EXP16 = false>
 __device__ __forceinline__ void pa_frag_softmax_accumulate(pa_softmax_row (&row)[2],
                                                            float (&s)[NT][4], float xscale) {
-  pa_tile_softmax_accumulate<pa_quad_map<NT>>(row, s, xscale);
+  pa_tile_softmax_accumulate<pa_quad_map<NT>, EXP16>(row, s, xscale);
 }
 
 template <int DT>

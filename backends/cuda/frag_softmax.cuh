@@ -32,7 +32,10 @@
 
 /* Step 1, update max: fold the tile's row maxima into m; alpha[r] rescales row r's
  * previous l and accumulator (1 when m did not move, 0 when the row had seen nothing). */
-template <typename F>
+/* TREE: the row's maximum as a balanced tree (depth log2(elems / 2) + 1 instead of
+ * elems / 2: a shorter dependent chain before the exponentials; the same value, max
+ * being exact). */
+template <typename F, bool TREE = false>
 __device__ __forceinline__ void pa_tile_softmax_update_max(pa_softmax_row (&row)[F::rows],
                                                            const typename F::frag &s,
                                                            float xscale,
@@ -40,9 +43,20 @@ __device__ __forceinline__ void pa_tile_softmax_update_max(pa_softmax_row (&row)
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
     float tile_max = F::at(s, r, 0, 0);
+    if (TREE) {
+      float v[F::elems / 2];
 #pragma unroll
-    for (int k = 0; k < F::elems / 2; ++k)
-      tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1)));
+      for (int k = 0; k < F::elems / 2; ++k) v[k] = fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1));
+#pragma unroll
+      for (int w = 1; w < F::elems / 2; w *= 2)
+#pragma unroll
+        for (int k = 0; k + w < F::elems / 2; k += 2 * w) v[k] = fmaxf(v[k], v[k + w]);
+      tile_max = v[0];
+    } else {
+#pragma unroll
+      for (int k = 0; k < F::elems / 2; ++k)
+        tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1)));
+    }
     tile_max = F::row_max(tile_max);
     const float m_new = fmaxf(row[r].m, tile_max);
     alpha[r] = row[r].m == m_new ? 1.0f : F::exp2((row[r].m - m_new) * xscale);
@@ -69,7 +83,9 @@ __device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF
 /* Step 3, accumulate: s becomes p = exp(score - m) in place, and l += sum p. (The
  * caller then adds P.V to the accumulator.) A row still at m = -inf uses the
  * reference 0 (pa_softmax_ref), so its p are exp2(-inf) = 0, never NaN. */
-template <typename F>
+/* EXP16: the exponentials in pairs by F::exp2_pair (two in one instruction at fp16
+ * precision; ampere_softmax.cuh says when that is exact enough). */
+template <typename F, bool EXP16 = false>
 __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)[F::rows],
                                                            typename F::frag &s, float xscale) {
 #pragma unroll
@@ -78,8 +94,15 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < F::elems / 2; ++k) {
-      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
-      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      if (EXP16) {
+        const float2 e = F::exp2_pair(fmaf(F::at(s, r, k, 0), xscale, -ref),
+                                      fmaf(F::at(s, r, k, 1), xscale, -ref));
+        F::at(s, r, k, 0) = e.x;
+        F::at(s, r, k, 1) = e.y;
+      } else {
+        F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+        F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      }
       sum += F::at(s, r, k, 0) + F::at(s, r, k, 1);
     }
     pa_softmax_accumulate(&row[r], sum);

@@ -1,26 +1,30 @@
 /* The Hopper forward kernel (sm_90a): FlashAttention-3's structure for fp16 and bf16
  * at head dims 64 and 128, with wgmma.mma_async and the tensor-memory accelerator.
  *
- * One block of 384 threads computes 128 query rows of one (batch entry, query head):
+ * One block computes 64 x NWG query rows of one (batch entry, query head) with
+ * 128 x (NWG + 1) threads (NWG = 2 consumer warpgroups, 3 at hd64 by default):
  *   warpgroup 0, the producer: one thread issues TMA copies (cp.async.bulk.tensor,
  *     128-byte swizzle) of the Q tile and then, key tile after key tile, of K and V
- *     into a two-stage shared-memory ring; each stage has "K full", "V full" and
- *     "empty" mbarriers. setmaxnreg gives its registers to the consumers.
- *   warpgroups 1 and 2, the consumers, 64 query rows each: S = Q.K^T by wgmma with
- *     both operands in shared memory (SS), the masks and the online softmax of
+ *     into a 2- or 3-stage shared-memory ring; each stage has "K full", "V full",
+ *     "K empty" and "empty" mbarriers. setmaxnreg gives its registers to the consumers.
+ *   the consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma with both
+ *     operands in shared memory (SS), the masks and the online softmax of
  *     common/softmax.h on the accumulator (the same steps and fragment code as the
  *     Ampere kernel: a wgmma accumulator is mma.sync's layout per warp), then
  *     O += P.V by wgmma with P from registers (RS) and V read MN-major from shared
  *     memory (imm-trans-b), so V needs no transposition.
- * The two consumer warpgroups run independently; the warp schedulers interleave one
- * warpgroup's softmax with the other's wgmma. Tile n + 1's K and V load while tile n
- * is computed.
+ * How the consumers overlap their softmax with the tensor cores is the variant's
+ * schedule (serial, pipe, pingpong; PA_HOPPER_VARIANT_LIST below, decisions 53, 70,
+ * 71): by default at hd128 the two consumers take turns issuing their products and
+ * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
+ * S has landed; at hd64 three consumers run one tile at a time each.
  *
- * Everything but the head dim and dtype is a run-time value, with the Ampere path's
- * semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen, seqused_k, LSE,
- * block masks (tiles whose covering mask blocks are all 0 are never loaded). Keys past
- * a sequence's end inside the tensor (varlen: the next sequence; seqused_k: the unused
- * rows) are loaded but masked to p = 0; past the tensor's end TMA fills zeros.
+ * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
+ * path's semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen,
+ * seqused_k, LSE, block masks (tiles whose covering mask blocks are all 0 are never
+ * loaded). Keys past a sequence's end inside the tensor (varlen: the next sequence;
+ * seqused_k: the unused rows) are loaded but masked to p = 0; past the tensor's end
+ * TMA fills zeros.
  *
  * Compiled only for sm_90a (CMakeLists.txt: -gencode arch=compute_90a,code=sm_90a when
  * POLYATTN_CUDA_ARCHS holds 90); hopper_ptx.cuh has the PTX wrappers and the shared
@@ -31,7 +35,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include <cuda.h>
 
@@ -52,23 +58,34 @@
 namespace {
 
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
- * hd64/hd128 tile (128 x 128, two stages) adapted to two consumer warpgroups; measured
- * on the H200 in bench/RESULTS.md (fourth session), not tuned further yet. */
-template <int D>
+ * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages);
+ * the variants' figures on the H200 are in bench/RESULTS.md (fourth and fifth
+ * sessions). */
+template <int D, int STAGES = 2, int NWG = 2, int BK = 128>
 struct pa_hopper_cfg {
   enum {
-    block_q = 128,  /* two consumer warpgroups x 64 rows */
-    block_k = 128,  /* keys per K/V tile: S is 64 registers per consumer thread */
-    threads = 384,  /* producer warpgroup + two consumer warpgroups */
-    stages = 2,
-    panels = D / 64 /* 64-column (128-byte) panels per row: the swizzle's width */
+    consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
+    block_q = 64 * NWG,    /* query rows per block */
+    block_k = BK,          /* keys per K/V tile: 128 (S is 64 registers per consumer
+                              thread), or 160 / 176 at hd128 ("-k160", "-k176") */
+    threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
+    stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
+    panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
+    /* setmaxnreg budgets: 128 x 24 + 256 x 240 = 64512 (two consumers) and
+     * 128 x 24 + 384 x 160 = 64512 (three) of the SM's 65536 */
+    producer_regs = 24,
+    consumer_regs = NWG == 3 ? 160 : 240
   };
   static constexpr int q_panel = block_q * 128, kv_panel = block_k * 128;
   static constexpr int q_bytes = block_q * D * 2, kv_bytes = block_k * D * 2;
-  /* [Q][K0][V0][K1][V1], each 1024-byte aligned; + 1024 to align the start */
+  /* [Q][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + q_bytes + stages * 2 * kv_bytes;
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
+  static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
+  static_assert(BK == 128 || ((BK == 160 || BK == 176) && D == 128 && NWG == 2),
+                "wider key tiles at hd128 only");
+  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
 };
 
 /* The consumers' schedule (POLYATTN_CUDA_HOPPER_VARIANT, read on the host):
@@ -80,19 +97,47 @@ struct pa_hopper_cfg {
  *             the other's matrix work has the tensor cores. */
 enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
 
-/* The block's mbarriers (slots of one shared array; x2: one per ring stage) and the
+/* A variant (the kernel's template int V): the schedule in bits 0-1, and
+ *   PA_HV_STAGES3  a three-stage K/V ring (hd128: 225 KB of the 227 KB a block may use);
+ *   PA_HV_RELEASE  K is released as soon as S has landed (its own "K empty" barrier),
+ *                  V after P.V, by one arrive per warp instead of one per thread; the
+ *                  producer waits for each separately, so K of a later tile can load
+ *                  while P.V still reads V. Without it one barrier releases both;
+ *   PA_HV_WG3      three consumer warpgroups (192 query rows; hd64 only, serial or pipe:
+ *                  the pingpong turns are for two), FlashAttention-3's hd64 shape;
+ *   PA_HV_MCAST    clusters of two blocks (neighbouring query tiles of one head) share
+ *                  each K/V tile: each producer loads half of its rows by TMA multicast
+ *                  into both blocks, so each block's L2 -> SM traffic is halved; a stage
+ *                  is free when the consumers of both blocks released it (remote
+ *                  arrives). Only where both blocks walk the same key tiles: no
+ *                  causal/window/block mask, no varlen, an even number of query tiles
+ *                  (host side, pa_hopper_effective); needs RELEASE;
+ *   PA_HV_EXP16    bf16 only: the softmax's exponentials two per MUFU instruction in
+ *                  fp16 (ampere_softmax.cuh, pa_exp2_pair_f16), halving the special-
+ *                  function work that the tensor cores' time must hide;
+ *   PA_HV_K160     hd128, plain problems only (no block mask, softcap, ALiBi, scale
+ *                  <= 0: pa_hopper_effective): 160-key K/V tiles, 20% fewer tiles, so
+ *                  less fixed cost per key; PA_HV_K176: 176 keys (FlashAttention-3's
+ *                  hd128 tile). With those score passes compiled out the kernels fit
+ *                  in 240 registers (with them, 96 and 318 bytes spilled, ptxas 13.0);
+ *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
+ *                  a shorter dependent chain before the exponentials, same values. */
+enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
+       PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512 };
+
+/* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
 enum {
+  PA_HOPPER_MAX_STAGES = 3,
   PA_HOPPER_MBAR_Q_FULL = 0, /* Q landed (TMA transaction count) */
-  PA_HOPPER_MBAR_K_FULL = 1, /* x2: K of the stage landed */
-  PA_HOPPER_MBAR_V_FULL = 3, /* x2: V of the stage landed */
-  PA_HOPPER_MBAR_EMPTY = 5,  /* x2: all 256 consumer threads are done with the stage */
-  PA_HOPPER_MBARS = 7,
+  PA_HOPPER_MBAR_K_FULL = 1, /* x stages: K of the stage landed */
+  PA_HOPPER_MBAR_V_FULL = PA_HOPPER_MBAR_K_FULL + PA_HOPPER_MAX_STAGES,  /* V landed */
+  PA_HOPPER_MBAR_K_EMPTY = PA_HOPPER_MBAR_V_FULL + PA_HOPPER_MAX_STAGES, /* K read (RELEASE) */
+  PA_HOPPER_MBAR_EMPTY = PA_HOPPER_MBAR_K_EMPTY + PA_HOPPER_MAX_STAGES,  /* V (and K) read */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES,
   PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
 };
 
-/* Register budgets after setmaxnreg: 128 x 24 + 256 x 240 = 64512 <= 65536. */
-enum { PA_HOPPER_PRODUCER_REGS = 24, PA_HOPPER_CONSUMER_REGS = 240 };
 
 struct pa_hopper_args {
   CUtensorMap tq, tk, tv; /* 64-byte aligned (CUtensorMap's own alignment) */
@@ -133,11 +178,29 @@ static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
                   (int)pa_hopper_cfg<128>::block_k == (int)PA_CUDA_HOPPER_TILE,
               "cuda_dispatch.c routes block masks by PA_CUDA_HOPPER_TILE");
 
-template <typename T, int D, int SCHED>
-__global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
+/* The configuration of variant V at head dim D. */
+template <int D, int V>
+using pa_hopper_vcfg =
+    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2, V & PA_HV_K176 ? 176 : V & PA_HV_K160 ? 160 : 128>;
+
+template <typename T, int D, int V>
+__global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_hopper_fwd_kernel(const __grid_constant__ pa_hopper_args a) {
 #if PA_HOPPER_ARCH_OK
-  typedef pa_hopper_cfg<D> cfg;
+  typedef pa_hopper_vcfg<D, V> cfg;
+  enum {
+    SCHED = V & PA_HV_SCHED,
+    STAGES = cfg::stages,
+    RELEASE = (V & PA_HV_RELEASE) != 0,
+    NWG = cfg::consumers,
+    CONSUMER_WARPS = 4 * NWG,
+    MCAST = (V & PA_HV_MCAST) != 0,
+    CTAS = MCAST ? 2 : 1, /* blocks whose consumers release each stage */
+    EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value,
+    TREEMAX = (V & PA_HV_TREEMAX) != 0
+  };
+  static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
+  static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
   enum {
     BQ = cfg::block_q,
     BK = cfg::block_k,
@@ -158,6 +221,7 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
   auto b_kfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_FULL + s]); };
   auto b_vfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_V_FULL + s]); };
   auto b_empty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_EMPTY + s]); };
+  auto b_kempty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_EMPTY + s]); };
 
   pa_block_ctx c;
   /* query blocks last-first: under a causal mask the later rows keep the most keys */
@@ -171,18 +235,26 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
 
   if (tid == 0) {
     pa_mbar_init(b_q, 1);
-    for (int s = 0; s < 2; ++s) {
+    for (int s = 0; s < STAGES; ++s) {
       pa_mbar_init(b_kfull(s), 1);
       pa_mbar_init(b_vfull(s), 1);
-      pa_mbar_init(b_empty(s), 256); /* every consumer thread arrives once per tile */
+      /* RELEASE: one arrive per consumer warp, else every consumer thread, per tile */
+      pa_mbar_init(b_kempty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
+      pa_mbar_init(b_empty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
     }
     pa_mbar_init_fence();
   }
-  __syncthreads();
+  /* multicast: the peer's copies and arrives may reach this block's barriers as soon
+   * as it passes this point, so both blocks' inits come first */
+  const uint32_t rank = MCAST ? pa_cluster_rank() : 0;
+  if (MCAST)
+    pa_cluster_sync();
+  else
+    __syncthreads();
 
   if (tid < 128) {
     /* The producer. */
-    pa_setmaxnreg_dec<PA_HOPPER_PRODUCER_REGS>();
+    pa_setmaxnreg_dec<MCAST ? 40 : cfg::producer_regs>();
     if (tid == 0) {
       pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
 #pragma unroll
@@ -191,30 +263,46 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
                        bcoord);
       bool partial;
       int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
-      for (int i = 0; n < n_hi; ++i) {
-        const int stage = i & 1;
-        /* use i >> 1 of this stage: wait for the consumers' release of use (i >> 1) - 1 */
-        pa_mbar_wait(b_empty(stage), ((i >> 1) & 1) ^ 1);
+      for (int stage = 0, phase = 0; n < n_hi;) {
+        /* this use of the stage: wait for the consumers' release of the previous one
+         * (a fresh barrier counts as released: parity 1 completes at once) */
+        pa_mbar_wait(RELEASE ? b_kempty(stage) : b_empty(stage), phase ^ 1);
         const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
         const int krow = (int)c.seq.k_start + n * BK;
-        pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes);
+        pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes); /* both halves, MCAST */
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
-                         bcoord);
+          if (MCAST) /* this block's half of the rows, into both blocks */
+            pa_tma_load_4d_mc(s_k + x * cfg::kv_panel + rank * (BK / 2) * 128, &a.tk,
+                              b_kfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk, bcoord,
+                              0x3);
+          else
+            pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
+                           bcoord);
+        if (RELEASE) pa_mbar_wait(b_empty(stage), phase ^ 1);
         pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage), 64 * x,
-                         krow, c.hk, bcoord);
+          if (MCAST)
+            pa_tma_load_4d_mc(s_k + cfg::kv_bytes + x * cfg::kv_panel + rank * (BK / 2) * 128,
+                              &a.tv, b_vfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk,
+                              bcoord, 0x3);
+          else
+            pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
+                           64 * x, krow, c.hk, bcoord);
         n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+        if (++stage == STAGES) stage = 0, phase ^= 1;
       }
+    }
+    if (MCAST) { /* stay until the peer is done with this block's barriers and copies */
+      __syncwarp();
+      pa_cluster_sync();
     }
     return;
   }
 
   /* A consumer warpgroup: 64 query rows. */
-  pa_setmaxnreg_inc<PA_HOPPER_CONSUMER_REGS>();
+  pa_setmaxnreg_inc<MCAST ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs>();
   const int cw = tid / 128 - 1;
   const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
   const int row0 = 64 * cw + 16 * warp; /* the warp's first row within the block */
@@ -256,12 +344,14 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2]) {
     const int k0 = n * BK;
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-    pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, tile_partial, k0,
-                            c.i0 + row0 + (lane >> 2), t);
-    pa_frag_softmax_update_max(sm, sacc, xscale, alpha);
+    /* the wider tiles run plain problems only (pa_hopper_effective): without the
+     * general and block passes their kernels fit in 240 registers */
+    pa_frag_scores<S_TILES>(sacc, p, c, BK == 128 && general, slope, range,
+                            BK == 128 && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
+    pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
-    pa_frag_softmax_accumulate(sm, sacc, xscale);
+    pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
 #pragma unroll
@@ -283,41 +373,68 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
     }
   };
 
+  /* The consumers' side of the ring: stage and phase of the tile being read. */
+  /* RELEASE: one arrive per warp (MCAST: lane r arrives in cluster block r) */
+  auto warp_arrive = [&](uint32_t bar) {
+    __syncwarp();
+    if (MCAST) {
+      if (lane < 2) pa_mbar_arrive_cluster(bar, lane);
+    } else if (lane == 0) {
+      pa_mbar_arrive(bar);
+    }
+  };
+  auto release_k = [&](int stage) { /* RELEASE only: S has landed, K may be overwritten */
+    warp_arrive(b_kempty(stage));
+  };
+  auto release = [&](int stage) { /* P.V has landed: V (and, without RELEASE, K) is free */
+    if (RELEASE) {
+      warp_arrive(b_empty(stage));
+    } else {
+      pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
+    }
+  };
+  auto advance = [](int &stage, uint32_t &phase) {
+    if (++stage == STAGES) stage = 0, phase ^= 1;
+  };
+
   pa_mbar_wait(b_q, 0);
   bool partial = false;
   int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
   if (!PIPE) {
     /* One tile at a time: S, softmax, P.V, each waited for. */
-    for (int i = 0; n < n_hi; ++i) {
-      const int stage = i & 1;
-      const uint32_t parity = (i >> 1) & 1;
+    int stage = 0;
+    uint32_t phase = 0;
+    while (n < n_hi) {
       const bool tile_partial = partial;
       const int next =
           use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
       float s[S_TILES][4];
-      pa_mbar_wait(b_kfull(stage), parity);
+      pa_mbar_wait(b_kfull(stage), phase);
       issue_qk(s, stage);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
+      if (RELEASE) release_k(stage);
       float alpha[2];
       softmax(s, n, tile_partial, alpha);
       rescale_o(alpha);
       uint32_t pf[PV_STEPS][4];
       pack_p(s, pf);
-      pa_mbar_wait(b_vfull(stage), parity);
+      pa_mbar_wait(b_vfull(stage), phase);
       issue_pv(pf, stage);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
-      pa_mbar_arrive(b_empty(stage)); /* this thread is done with the stage */
+      release(stage);
+      advance(stage, phase);
       n = next;
     }
   } else if (n < n_hi) {
     /* Software-pipelined (FlashAttention-3's intra-warpgroup overlap): S of tile
      * i + 1 and O += P.V of tile i are issued together, and the softmax of i + 1
-     * runs while P.V of i is still on the tensor cores. O is rescaled by i + 1's
-     * alpha after that P.V has landed. */
+     * runs while P.V of i is still on the tensor cores. O is rescaled by tile i's
+     * alpha while S of i + 1 is computed, before P.V of i is issued. */
     float s[S_TILES][4];
     uint32_t pf[PV_STEPS][4];
+    float alpha[2];
     /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
      * other go (an arrive on the other's). Consumer 1 opens with an arrive so that consumer
      * 0 goes first, and skips its last arrive, which no sync would match: both walk
@@ -329,51 +446,50 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
       if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
     };
     if (PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
+    int stage = 0, prev = 0;
+    uint32_t phase = 0, prev_phase = 0;
     pa_mbar_wait(b_kfull(0), 0);
     my_turn();
     issue_qk(s, 0);
     your_turn(false);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(s);
-    {
-      float alpha[2];
-      softmax(s, n, partial, alpha);
-      rescale_o(alpha); /* O is 0: keeps the steps as written */
-      pack_p(s, pf);
-    }
+    if (RELEASE) release_k(0);
+    softmax(s, n, partial, alpha);
+    pack_p(s, pf);
     n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
-    int i = 1;
-    for (; n < n_hi; ++i) {
-      const int stage = i & 1, prev = stage ^ 1;
-      const uint32_t parity = (i >> 1) & 1, prev_parity = ((i - 1) >> 1) & 1;
+    advance(stage, phase);
+    while (n < n_hi) {
       const bool tile_partial = partial;
       const int next =
           use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
-      pa_mbar_wait(b_kfull(stage), parity);
-      pa_mbar_wait(b_vfull(prev), prev_parity);
+      pa_mbar_wait(b_kfull(stage), phase);
+      pa_mbar_wait(b_vfull(prev), prev_phase);
       my_turn();
       issue_qk(s, stage);
+      rescale_o(alpha); /* no P.V in flight: the last one was waited for */
       issue_pv(pf, prev);
       your_turn(false);
       pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
       pa_wgmma_fence_regs(s);
-      float alpha[2];
+      if (RELEASE) release_k(stage);
       softmax(s, n, tile_partial, alpha);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
-      pa_mbar_arrive(b_empty(prev));
-      rescale_o(alpha);
+      release(prev);
       pack_p(s, pf);
+      prev = stage, prev_phase = phase;
+      advance(stage, phase);
       n = next;
     }
-    const int last = (i - 1) & 1;
-    pa_mbar_wait(b_vfull(last), ((i - 1) >> 1) & 1);
+    pa_mbar_wait(b_vfull(prev), prev_phase);
     my_turn();
-    issue_pv(pf, last);
+    rescale_o(alpha);
+    issue_pv(pf, prev);
     your_turn(true);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(o);
-    pa_mbar_arrive(b_empty(last));
+    release(prev);
   }
 
   /* Step 4: normalise; O straight from the accumulator (4-byte stores), LSE by t == 0. */
@@ -391,6 +507,7 @@ __global__ void __launch_bounds__(pa_hopper_cfg<D>::threads, 1)
     if (p.lse.buf && t == 0)
       ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
   }
+  if (MCAST) pa_cluster_sync(); /* the peer may still arrive on this block's barriers */
 #else
   __trap(); /* never launched: pa_cuda_hopper_supports() requires the sm_90a build */
 #endif
@@ -446,68 +563,173 @@ bool pa_tensor_map(CUtensorMap *m, const pa_view *v, const pa_problem *p, int64_
             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-template <int D>
+template <int D, int V = 0>
 bool pa_hopper_maps(pa_hopper_args *a, const pa_problem *p) {
-  typedef pa_hopper_cfg<D> cfg;
+  typedef pa_hopper_vcfg<D, V> cfg;
   const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
   const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
+  const int box_k = V & PA_HV_MCAST ? cfg::block_k / 2 : cfg::block_k; /* a half per block */
   return pa_tensor_map(&a->tq, &p->q, p, rows_q, p->heads_q, cfg::block_q) &&
-         pa_tensor_map(&a->tk, &p->k, p, rows_k, p->heads_kv, cfg::block_k) &&
-         pa_tensor_map(&a->tv, &p->v, p, rows_k, p->heads_kv, cfg::block_k);
+         pa_tensor_map(&a->tk, &p->k, p, rows_k, p->heads_kv, box_k) &&
+         pa_tensor_map(&a->tv, &p->v, p, rows_k, p->heads_kv, box_k);
 }
 
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D, int SCHED>
+template <typename T, int D, int V>
 std::atomic<unsigned long long> &pa_hopper_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
 }
 
-template <typename T, int D, int SCHED>
+template <typename T, int D, int V>
 cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
-  typedef pa_hopper_cfg<D> cfg;
+  typedef pa_hopper_vcfg<D, V> cfg;
   pa_hopper_args args; /* passed by value: no host state kept */
   memset(&args, 0, sizeof args);
   args.p = *p;
-  if (!pa_hopper_maps<D>(&args, p)) return cudaErrorInvalidValue;
-  const void *fn = (const void *)pa_hopper_fwd_kernel<T, D, SCHED>;
+  if (!pa_hopper_maps<D, V>(&args, p)) return cudaErrorInvalidValue;
+  const void *fn = (const void *)pa_hopper_fwd_kernel<T, D, V>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_hopper_opted<T, D, SCHED>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_hopper_opted<T, D, V>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_hopper_opted<T, D, SCHED>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_hopper_opted<T, D, V>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_hopper_fwd_kernel<T, D, SCHED><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
-  return cudaGetLastError();
+  if (!(V & PA_HV_MCAST)) {
+    pa_hopper_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
+    return cudaGetLastError();
+  }
+  cudaLaunchConfig_t lc;
+  memset(&lc, 0, sizeof lc);
+  lc.gridDim = grid;
+  lc.blockDim = dim3(cfg::threads);
+  lc.dynamicSmemBytes = cfg::smem_bytes;
+  lc.stream = stream;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = 2;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  lc.attrs = at;
+  lc.numAttrs = 1;
+  return cudaLaunchKernelEx(&lc, pa_hopper_fwd_kernel<T, D, V>, args);
 }
 
-/* POLYATTN_CUDA_HOPPER_VARIANT=serial|pipe|pingpong (read once per process): the
- * consumers' schedule (above). Unknown names run the default. */
-enum { PA_HOPPER_VARIANT_DEFAULT = PA_HOPPER_SERIAL };
+/* The compiled variants: X(name, bits, full). "full" ones exist for fp16 and bf16 (the
+ * schedules of the fourth session, the defaults and what they fall back to); the rest
+ * are bf16-only tuning aids (~30 s of ptxas each), and an fp16 problem under their
+ * name runs the default. "-wg3" exists at hd64 only. */
+#define PA_HOPPER_VARIANT_LIST(X)                                                        \
+  X("serial", PA_HOPPER_SERIAL, 1)                                                       \
+  X("pipe", PA_HOPPER_PIPE, 1)                                                           \
+  X("pingpong", PA_HOPPER_PINGPONG, 1)                                                   \
+  X("pingpong-rel", PA_HOPPER_PINGPONG | PA_HV_RELEASE, 1)                               \
+  X("serial-s3-rel", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE, 1)                \
+  X("pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE, 0)            \
+  X("pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST, 0) \
+  X("pingpong-s3-rel-e16", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16, 0) \
+  X("serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3, 1)  \
+  X("serial-rel-wg3", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3, 0)                    \
+  X("serial-s3-rel-wg3-mc",                                                              \
+    PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST, 0)         \
+  X("pingpong-rel-k160", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K160, 0)              \
+  X("pingpong-rel-k176", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176, 1)              \
+  X("pingpong-rel-tm", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_TREEMAX, 0)             \
+  X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0)
 
-int pa_hopper_variant() {
-  static const int v = [] {
-    const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT");
-    if (env && !strcmp(env, "serial")) return (int)PA_HOPPER_SERIAL;
-    if (env && !strcmp(env, "pipe")) return (int)PA_HOPPER_PIPE;
-    if (env && !strcmp(env, "pingpong")) return (int)PA_HOPPER_PINGPONG;
-    return (int)PA_HOPPER_VARIANT_DEFAULT;
-  }();
+/* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
+ * in the list): a "full" variant that passed the forward sweep on the H200. Measured
+ * (bench/RESULTS.md, fifth session R1, bf16 S8192, TFLOP/s sustained): hd128
+ * pingpong-rel 613 against serial 565; hd64 serial-s3-rel-wg3 472 against serial 400
+ * (its fallback under block masks, serial-s3-rel, is "full" too). */
+enum {
+  PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
+  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE
+};
+
+/* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
+int pa_hopper_variant(int head_dim) {
+  struct named {
+    const char *name;
+    int v;
+  };
+#define PA_HV_NAME(name, v, full) {name, v},
+  static const named variants[] = {PA_HOPPER_VARIANT_LIST(PA_HV_NAME)};
+#undef PA_HV_NAME
+  if (const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT"))
+    for (const named &x : variants)
+      if (!strcmp(env, x.name)) return x.v;
+  return head_dim == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
+}
+
+/* What variant v becomes on problem p: "-wg3" runs at hd64 without a block mask (its
+ * 192-row tiles would cut the 128-row mask blocks that cuda_dispatch.c routes here),
+ * "-mc" only where both blocks of a cluster walk the same key tiles and both exist. */
+int pa_hopper_effective(int v, const pa_problem *p) {
+  const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
+  if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
+  const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
+  if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
+    v &= ~(PA_HV_K160 | PA_HV_K176);
+  if (v & PA_HV_MCAST) {
+    const int bq = v & PA_HV_WG3 ? 192 : 128;
+    const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
+    const bool same_keys = !p->causal && p->window_left < 0 && p->window_right < 0 &&
+                           p->sparsity == POLYATTN_SPARSITY_NONE && !p->varlen;
+    if (!same_keys || tiles_q % 2 != 0) v &= ~PA_HV_MCAST;
+  }
   return v;
+}
+
+int pa_hopper_smem_bytes(int head_dim, int v) {
+  const bool s3 = v & PA_HV_STAGES3;
+  if (head_dim == 64)
+    return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
+           : s3          ? pa_hopper_cfg<64, 3>::smem_bytes
+                         : pa_hopper_cfg<64, 2>::smem_bytes;
+  if (v & PA_HV_K176) return pa_hopper_cfg<128, 2, 2, 176>::smem_bytes;
+  if (v & PA_HV_K160) return pa_hopper_cfg<128, 2, 2, 160>::smem_bytes;
+  return s3 ? pa_hopper_cfg<128, 3>::smem_bytes : pa_hopper_cfg<128, 2>::smem_bytes;
+}
+
+/* Launches variant V if it is compiled for (T, D); *done says whether it was. */
+template <typename T, int D, int V, bool FULL>
+cudaError_t pa_hopper_try(const pa_problem *p, cudaStream_t stream, bool *done) {
+  if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
+                (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128)) {
+    *done = true;
+    return pa_hopper_launch<T, D, V>(p, stream);
+  } else {
+    *done = false;
+    return cudaSuccess;
+  }
+}
+
+template <typename T, int D>
+cudaError_t pa_hopper_run(int v, const pa_problem *p, cudaStream_t stream, bool *done) {
+  *done = false;
+  switch (v) {
+#define PA_HV_CASE(name, bits, full) \
+  case (bits): return pa_hopper_try<T, D, (bits), (full) != 0>(p, stream, done);
+    PA_HOPPER_VARIANT_LIST(PA_HV_CASE)
+#undef PA_HV_CASE
+  default: return cudaSuccess;
+  }
 }
 
 template <typename T, int D>
 cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
-  switch (pa_hopper_variant()) {
-  case PA_HOPPER_PIPE: return pa_hopper_launch<T, D, PA_HOPPER_PIPE>(p, stream);
-  case PA_HOPPER_PINGPONG: return pa_hopper_launch<T, D, PA_HOPPER_PINGPONG>(p, stream);
-  default: return pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, stream);
-  }
+  bool done;
+  cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(D), p), p, stream, &done);
+  if (done) return e;
+  const int dflt = D == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
+  e = pa_hopper_run<T, D>(pa_hopper_effective(dflt, p), p, stream, &done);
+  return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, stream);
 }
 
 const char *pa_misaligned_hopper(const pa_problem *p) {
@@ -541,8 +763,13 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned_hopper(p))
     PA_NO("the Hopper kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem =
-      p->head_dim == 64 ? pa_hopper_cfg<64>::smem_bytes : pa_hopper_cfg<128>::smem_bytes;
+  /* the largest of the variant asked for and the default it may fall back to */
+  const int smem = std::max(
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_variant(p->head_dim), p)),
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(p->head_dim == 64
+                                                                ? PA_HOPPER_DEFAULT_D64
+                                                                : PA_HOPPER_DEFAULT_D128,
+                                                            p)));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
