@@ -62,6 +62,12 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
+/* The same, launched to run only if the device int *dense_gate is nonzero when the
+ * kernel starts (AUTO_BLOCK's dense fallback, decided on the device; else its blocks
+ * return at once). */
+cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,
+                                         void *workspace, const int32_t *dense_gate,
+                                         cudaStream_t stream);
 
 /* fwd_volta.cu: fp16 only (m8n8k4 has no bf16 form), cc >= 7.0. */
 int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
