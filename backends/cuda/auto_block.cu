@@ -11,7 +11,10 @@
  *               kept / allowed counted;
  *   4. settle:  if kept / allowed > auto_density_cutoff, every mask byte becomes 1
  *               (the kernel then computes dense attention: BLOCK with an all-ones
- *               mask is dense); the used mask is copied to block_mask_out.
+ *               mask is dense); the used mask is copied to block_mask_out. With a
+ *               dense gate (the caller's choice), the handed-on mask becomes all
+ *               zeros instead and the gate is set, so that the dense kernel the
+ *               caller launches next runs (cuda_dispatch.c).
  * Then any kernel that runs BLOCK runs the resolved problem.
  *
  * Agreement with the CPU estimator: every sum is taken in the CPU's order (rows in
@@ -36,7 +39,7 @@ namespace {
 enum { CHOOSE_THREADS = 128, POOL_MAX_THREADS = 256 };
 
 struct auto_layout {
-  size_t counters; /* 2 x uint64: allowed, kept */
+  size_t counters; /* 2 x uint64: allowed, kept; then the dense gate (int32) */
   size_t mask;     /* [B][Hq][mask_qblocks][mask_kblocks] bytes */
   size_t kbar;     /* [B][Hkv][D][mask_kblocks] doubles (dims outer: coalesced reads) */
   size_t end;      /* the kernel's own workspace starts here (256-aligned) */
@@ -256,16 +259,19 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
 }
 
 /* One thread per mask byte: all ones when the density is above the cut-off; the
- * used mask to block_mask_out. */
+ * used mask to block_mask_out. With a gate (non-NULL), a dense estimate sets it and
+ * hands the BLOCK kernel an all-zero mask instead: the dense kernel launched after it
+ * computes the output, and the BLOCK kernel only writes empty rows first. */
 __global__ void settle_kernel(const __grid_constant__ pa_problem p, uint8_t *mask,
-                              const unsigned long long *counters, int64_t total) {
+                              const unsigned long long *counters, int64_t total, int32_t *gate) {
   const int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (x >= total) return;
   const unsigned long long allowed = counters[0], kept = counters[1];
   const double density = allowed ? (double)kept / (double)allowed : 1.0;
   const bool dense = density > (double)p.auto_density_cutoff;
   const uint8_t v = dense ? 1 : mask[x];
-  mask[x] = v;
+  mask[x] = gate && dense ? 0 : v;
+  if (gate && x == 0) *gate = dense;
   const pa_view *mo = &p.block_mask_out;
   if (mo->buf && mo->ptr) {
     const int nkb = p.mask_kblocks, nqb = p.mask_qblocks;
@@ -307,11 +313,13 @@ void pa_cuda_auto_block_as_block(const pa_problem *p, void *workspace, pa_proble
 }
 
 cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cudaStream_t stream,
-                                       pa_problem *r) {
+                                       pa_problem *r, const int32_t **dense_gate) {
   if (!workspace) return cudaErrorInvalidValue;
   const auto_layout L = make_layout(p);
   char *ws = (char *)workspace;
-  cudaError_t e = cudaMemsetAsync(ws, 0, L.kbar, stream); /* counters and mask */
+  int32_t *gate = dense_gate ? (int32_t *)(ws + L.counters + 2 * sizeof(unsigned long long)) : NULL;
+  if (dense_gate) *dense_gate = gate;
+  cudaError_t e = cudaMemsetAsync(ws, 0, L.kbar, stream); /* counters, gate and mask */
   if (e != cudaSuccess) return e;
   pa_cuda_auto_block_as_block(p, workspace, r);
   if (p->batch <= 0 || p->heads_q <= 0 || p->mask_qblocks <= 0 || p->mask_kblocks <= 0)
@@ -331,7 +339,8 @@ cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cud
   choose_kernel<<<dim3(p->mask_qblocks, p->heads_q, p->batch), CHOOSE_THREADS, smem, stream>>>(
       *p, kbar, mask, counters, sort_size(p));
   const int64_t total = (int64_t)p->batch * p->heads_q * p->mask_qblocks * p->mask_kblocks;
-  settle_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(*p, mask, counters, total);
+  settle_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(*p, mask, counters, total,
+                                                                    gate);
   return cudaGetLastError();
 }
 

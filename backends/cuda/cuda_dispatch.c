@@ -173,6 +173,25 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   return POLYATTN_OK;
 }
 
+/* AUTO_BLOCK's dense fallback is decided on the device (the estimate's density
+ * against the cut-off), so the host cannot choose the kernel after it. Where the
+ * dense problem's own kernel is the Hopper one and the BLOCK kernel walks a tile list
+ * (Hopper or Ampere), both are launched: the estimator hands the BLOCK kernel an
+ * all-zero mask when it falls back (the kernel then only writes empty rows), and the
+ * Hopper kernel after it runs the dense problem, without a mask, only then (its blocks
+ * read the gate and return at once otherwise). Elsewhere the BLOCK kernel runs the
+ * all-ones mask. Decision 69. */
+static int auto_block_gated(const pa_problem *p, pa_cuda_kernel block_kernel,
+                            const pa_cuda_device *dev, pa_problem *dense) {
+  if (block_kernel != PA_CUDA_KERNEL_HOPPER && block_kernel != PA_CUDA_KERNEL_AMPERE) return 0;
+  *dense = *p;
+  dense->sparsity = POLYATTN_SPARSITY_NONE;
+  memset(&dense->block_mask, 0, sizeof dense->block_mask);
+  memset(&dense->block_mask_out, 0, sizeof dense->block_mask_out);
+  pa_error why = {{0}};
+  return pa_cuda_pick_kernel(dense, dev, &why) == PA_CUDA_KERNEL_HOPPER;
+}
+
 /* Enqueue on the context's stream: no allocation, no synchronisation, so the call
  * can be captured in a CUDA graph. */
 polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
@@ -183,10 +202,12 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   void *ws = workspace ? workspace->address : NULL;
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
-  pa_problem resolved;
+  pa_problem resolved, dense;
+  const int32_t *dense_gate = NULL;
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
     /* the estimate, then the kernel on the chosen mask (auto_block.cu) */
-    e = pa_cuda_auto_block_resolve(p, ws, ctx->stream, &resolved);
+    const int gated = auto_block_gated(p, k, &ctx->dev, &dense);
+    e = pa_cuda_auto_block_resolve(p, ws, ctx->stream, &resolved, gated ? &dense_gate : NULL);
     if (e != cudaSuccess) return pa_cuda_status(err, e, "CUDA AUTO_BLOCK estimate");
     ws = (char *)ws + pa_cuda_auto_block_workspace(p);
     p = &resolved;
@@ -200,6 +221,10 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   else
     e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_forward(p, &ctx->dev, ws, ctx->stream)
                                    : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
+  if (e == cudaSuccess && dense_gate) {
+    k = PA_CUDA_KERNEL_HOPPER; /* for the message */
+    e = pa_cuda_hopper_forward_gated(&dense, &ctx->dev, NULL, dense_gate, ctx->stream);
+  }
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) {
     char what[64];
