@@ -9,7 +9,9 @@
 # 3. BLOCK 128x128 at 100%, 50%, 12.5% (same comparison)
 # 4. the block and auto cases with the Hopper kernel forced
 # 5. AUTO on random inputs at S16384 (falls back to dense, gated on the device)
-# 6. BLOCK 64x64 at 25% with the Hopper kernel forced, then by default (decision 65)
+# 6. ncu: each kernel of one AUTO call on random inputs at S16384 (the estimator's
+#    pool_k, choose, settle; the BLOCK kernel's list and empty pass; the gated dense
+#    Hopper kernel), gpu__time_duration
 set -u
 mkdir -p "$OUT"
 gzip -d lib/*.gz 2>/dev/null
@@ -24,9 +26,9 @@ step block128-25 12 polyattn run $A --block 128 --density 0.25
 step sweep 22 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_TEST_CASES=nm24,block,auto test_forward --filter 'forward/sweep' --jobs 16
 step block128-100 9 polyattn run $A --block 128 --density 1.0
 step block128-50 8 polyattn run $A --block 128 --density 0.5
-step block128-12.5 8 polyattn run $A --block 128 --density 0.125
 step sweep-hopper-block-auto 14 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_TEST_BACKENDS=cuda POLYATTN_TEST_CASES=block,auto test_forward --filter 'forward/sweep' --jobs 16
 step auto-random-s16384 12 polyattn run --backend cuda --dtype bf16 --batch 1 --heads 16 --dim 128 --seq 16384 --repeat 10 --no-check --vs-dense --vs-kernel ampere --sparsity auto
-step block64-25-hopper 9 env POLYATTN_CUDA_KERNEL=hopper polyattn run $A --block 64 --density 0.25
-step block64-25 9 polyattn run $A --block 64 --density 0.25
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -1)
+step ncu-auto-random 20 "$NCU" --kernel-name regex:"pool_k|choose|settle|block_list|fwd_kernel" --launch-count 6 --metrics gpu__time_duration.sum polyattn run --backend cuda --dtype bf16 --batch 1 --heads 16 --dim 128 --seq 16384 --repeat 1 --no-check --sparsity auto
+grep -E "pool_k|choose|settle|block_list|fwd_kernel|gpu__time_duration" "$OUT/ncu-auto-random.log" | tee -a "$S"
 cat "$S"
