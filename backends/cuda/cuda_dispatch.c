@@ -15,11 +15,13 @@
 #endif
 
 /* Block masks finer than the Hopper kernel's 128 x 128 tiles leave most of its
- * tiles partly masked, and it masks those element by element; the Ampere kernel
- * walks a per-warp tile list (block_list.cuh). On the H200 (bf16 hd128 S8192, 25%
- * density): 64 x 64 blocks 7.04 ms on Hopper, 1.67 ms on Ampere; 128 x 128 blocks
- * 0.98 and 1.03 ms. So by default such problems (AUTO_BLOCK's 64 x 64 too) run on
- * the Ampere kernel; forcing the Hopper kernel still runs them, correctly. */
+ * listed tiles partly masked, and it masks those element by element (a wgmma spans
+ * a warpgroup's 64 rows, so it cannot skip per warp); the Ampere kernel's list
+ * skips per warp (block_list.cuh). On the H200 (bf16 hd128 S8192, 25% density),
+ * both kernels on the list: 64 x 64 blocks 6.13 ms on Hopper, 1.67 ms on Ampere;
+ * 128 x 128 blocks 0.583 ms on Hopper (3.44x its dense time; decisions 65, 68). So
+ * by default such problems (AUTO_BLOCK's 64 x 64 too) run on the Ampere kernel;
+ * forcing the Hopper kernel still runs them, correctly. */
 static int block_mask_finer_than_hopper_tiles(const pa_problem *p) {
   return p->sparsity == POLYATTN_SPARSITY_BLOCK &&
          (p->block_q % PA_CUDA_HOPPER_TILE != 0 || p->block_k % PA_CUDA_HOPPER_TILE != 0);
