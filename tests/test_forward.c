@@ -75,6 +75,10 @@ static const th_case cases[] = {
     {.name = "block16_per_head", .dtypes = TH_F32 | TH_F16, .heads_q = 3, .seq_q = 113, .seq_k = 64, .head_dim = 32, .sparsity = BLOCK, .block_q = 16, .block_k = 16, .mask_per_head = 1, .mask_density = 0.3},
     {.name = "block128x32_per_batch_causal", .dtypes = TH_F16, .batch = 3, .seq_q = 255, .seq_k = 255, .head_dim = 64, .causal = 1, .sparsity = BLOCK, .block_q = 128, .block_k = 32, .mask_per_batch = 1, .mask_keep_diag = 1},
     {.name = "block48x80_gqa_alibi", .dtypes = TH_F16, .heads_q = 4, .heads_kv = 2, .seq_q = 128, .seq_k = 255, .head_dim = 64, .sparsity = BLOCK, .block_q = 48, .block_k = 80, .mask_per_head = 1, .alibi = TH_ALIBI_HEADS},
+    /* 128-multiple blocks: the Hopper kernel's tile list by default on cc 9.0 (with
+     * rows past the last full tile, empty rows, and tiles partly masked by causal) */
+    {.name = "block128_hopper_list_empty_rows", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 2, .seq_q = 1000, .seq_k = 1000, .head_dim = 128, .sparsity = BLOCK, .block_q = 128, .block_k = 128, .mask_per_batch = 1, .mask_per_head = 1, .mask_empty_rows = 1, .mask_density = 0.3},
+    {.name = "block256x128_hopper_list_causal_gqa", .dtypes = TH_F16, .heads_q = 4, .heads_kv = 2, .seq_q = 700, .seq_k = 900, .head_dim = 64, .causal = 1, .sparsity = BLOCK, .block_q = 256, .block_k = 128, .mask_per_head = 1, .mask_keep_diag = 1, .mask_density = 0.5},
     {.name = "block_dense1_sparse", .dtypes = TH_BF16, .seq_q = 1000, .seq_k = 1000, .head_dim = 128, .sparsity = BLOCK, .mask_density = 0.1, .mask_keep_diag = 1},
 
     /* ---- 2:4 */
@@ -100,6 +104,10 @@ static const th_case cases[] = {
     {.name = "auto_clustered_t1.0", .dtypes = TH_F32, .seq_q = 256, .seq_k = 255, .head_dim = 32, .sparsity = AUTO, .block_threshold = 1.0f, .auto_density_cutoff = 1.0f, .mask_out = 1, .clustered = 1},
     {.name = "auto_clustered_cutoff_dense", .dtypes = TH_F16, .seq_q = 512, .seq_k = 512, .head_dim = 64, .sparsity = AUTO, .block_threshold = 0.9f, .auto_density_cutoff = 0.05f, .mask_out = 1, .clustered = 1},
     {.name = "auto_clustered_varlen", .dtypes = TH_BF16, .batch = 3, .heads_q = 2, .head_dim = 64, .sparsity = AUTO, .block_threshold = 0.9f, .auto_density_cutoff = 1.0f, .mask_out = 1, .clustered = 1, .varlen = 1, .seqlens_q = {300, 0, 129}, .seqlens_k = {300, 64, 200}},
+    /* 128 x 128 blocks on cc 9.0: the Hopper kernel walks the chosen mask; random
+     * inputs fall back to the dense Hopper kernel, gated on the device */
+    {.name = "auto_block128_random_fallback", .dtypes = TH_BF16, .heads_q = 2, .seq_q = 640, .seq_k = 640, .head_dim = 128, .sparsity = AUTO, .block_q = 128, .block_k = 128, .mask_out = 1},
+    {.name = "auto_block128_clustered", .dtypes = TH_F16, .heads_q = 2, .seq_q = 1000, .seq_k = 1000, .head_dim = 64, .sparsity = AUTO, .block_q = 128, .block_k = 128, .block_threshold = 0.9f, .auto_density_cutoff = 1.0f, .mask_out = 1, .clustered = 1},
     {.name = "auto_clustered_sq1_decode", .dtypes = TH_F16, .heads_q = 4, .heads_kv = 1, .seq_q = 1, .seq_k = 1000, .head_dim = 64, .sparsity = AUTO, .block_threshold = 0.9f, .auto_density_cutoff = 1.0f, .clustered = 1},
 
     /* ---- varlen (with empty sequences) */

@@ -11,7 +11,10 @@
  *               kept / allowed counted;
  *   4. settle:  if kept / allowed > auto_density_cutoff, every mask byte becomes 1
  *               (the kernel then computes dense attention: BLOCK with an all-ones
- *               mask is dense); the used mask is copied to block_mask_out.
+ *               mask is dense); the used mask is copied to block_mask_out. With a
+ *               dense gate (the caller's choice), the handed-on mask becomes all
+ *               zeros instead and the gate is set, so that the dense kernel the
+ *               caller launches next runs (cuda_dispatch.c).
  * Then any kernel that runs BLOCK runs the resolved problem.
  *
  * Agreement with the CPU estimator: every sum is taken in the CPU's order (rows in
@@ -33,10 +36,10 @@
 
 namespace {
 
-enum { CHOOSE_THREADS = 128, POOL_MAX_THREADS = 256 };
+enum { POOL_MAX_THREADS = 256 };
 
 struct auto_layout {
-  size_t counters; /* 2 x uint64: allowed, kept */
+  size_t counters; /* 2 x uint64: allowed, kept; then the dense gate (int32) */
   size_t mask;     /* [B][Hq][mask_qblocks][mask_kblocks] bytes */
   size_t kbar;     /* [B][Hkv][D][mask_kblocks] doubles (dims outer: coalesced reads) */
   size_t end;      /* the kernel's own workspace starts here (256-aligned) */
@@ -57,22 +60,39 @@ auto_layout make_layout(const pa_problem *p) {
   return L;
 }
 
-/* The choose kernel's shared memory: qbar[D]; per key block e (double: score, then
- * mass), n (int32) and the kept byte; the candidates' sort keys (double) and
- * indices (int32), padded to a power of two. */
+/* The choose kernel: one warp per query block, CHOOSE_WARPS warps (query blocks of
+ * one (b, h)) per thread block, each warp on its own with no block barrier. Every
+ * step is latency-bound (a few thousand dependent double operations per query
+ * block); one warp each keeps up to 64 query blocks in flight per SM, where a
+ * 128-thread block per query block kept about 7 (R1 of the fifth session, ncu: the
+ * earlier kernel took 751 us at S16384, 64-key blocks, 15% of the dense forward).
+ * A warp's shared memory: qbar[D]; per key block e (double: score, then mass); the
+ * candidates' sort keys (double); per key block n (int32); the sort indices (int32),
+ * padded to a power of two; the kept bytes. */
+enum { CHOOSE_WARPS = 4 };
+
 int sort_size(const pa_problem *p) {
   int n = 1;
   while (n < p->mask_kblocks) n <<= 1;
   return n;
 }
 
-size_t choose_smem(const pa_problem *p) {
-  return (size_t)p->head_dim * 8 + (size_t)p->mask_kblocks * (8 + 4 + 1) + 7 +
-         (size_t)sort_size(p) * (8 + 4);
+size_t choose_warp_smem(const pa_problem *p) {
+  const size_t nkb = (size_t)p->mask_kblocks, ns = (size_t)sort_size(p);
+  return align_up((size_t)p->head_dim * 8 + nkb * 8 + ns * 8 + nkb * 4 + ns * 4 + nkb, 16);
 }
 
 /* Above 48 KiB the kernel opts in; 96 KiB fits every sm_80+ part (sm_86/89: 99 KiB). */
 enum { CHOOSE_SMEM_MAX = 96 * 1024 };
+
+/* Warps (query blocks) per thread block: CHOOSE_WARPS, fewer where that would not fit. */
+int choose_qn(const pa_problem *p) {
+  int qn = CHOOSE_WARPS;
+  while (qn > 1 && qn * choose_warp_smem(p) > CHOOSE_SMEM_MAX) qn >>= 1;
+  return qn;
+}
+
+size_t choose_smem(const pa_problem *p) { return choose_qn(p) * choose_warp_smem(p); }
 
 /* Grid: (mask_kblocks, heads_kv, batch); thread d of the block: dims d, d + blockDim... */
 __global__ void pool_k_kernel(const __grid_constant__ pa_problem p, double *kbar) {
@@ -86,6 +106,7 @@ __global__ void pool_k_kernel(const __grid_constant__ pa_problem p, double *kbar
   double *dst = kbar + ((int64_t)b * p.heads_kv + hk) * p.head_dim * p.mask_kblocks;
   for (int d = threadIdx.x; d < p.head_dim; d += blockDim.x) {
     double sum = 0.0;
+#pragma unroll 8
     for (int64_t r = k0; r < k1; ++r)
       sum = __dadd_rn(sum, (double)pa_load_f32(p.k.ptr, pa_view_row(&p.k, b, r, seq.k_start, hk) + d,
                                                p.dtype));
@@ -112,12 +133,17 @@ __device__ __forceinline__ bool before(double ka, int ia, double kb, int ib) {
   return ka > kb || (ka == kb && ia < ib);
 }
 
-/* Grid: (mask_qblocks, heads_q, batch), CHOOSE_THREADS threads. */
-__global__ void __launch_bounds__(CHOOSE_THREADS)
+/* Grid: (ceil(mask_qblocks / qn), heads_q, batch), 32 * qn threads; warp w takes
+ * query block qn * blockIdx.x + w. Every value is computed by the same operations in
+ * the same order as on the CPU: the lanes split the dims (pooled Q) and the key
+ * blocks (scores), never a sum. */
+__global__ void __launch_bounds__(32 * CHOOSE_WARPS)
     choose_kernel(const __grid_constant__ pa_problem p, const double *kbar, uint8_t *mask,
-                  unsigned long long *counters, int nsort) {
+                  unsigned long long *counters, int nsort, int qn, int warp_bytes) {
   extern __shared__ __align__(16) unsigned char smem[];
-  const int qb = blockIdx.x, h = blockIdx.y, b = blockIdx.z, tid = threadIdx.x;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int qb = blockIdx.x * qn + warp, h = blockIdx.y, b = blockIdx.z;
+  if (qb >= p.mask_qblocks) return; /* warps are independent: no block barrier below */
   const int nkb = p.mask_kblocks, D = p.head_dim, bk = p.block_k;
   const int hk = h / (p.heads_q / p.heads_kv);
   const pa_seq seq = pa_problem_seq(&p, b);
@@ -127,91 +153,118 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
   const pa_mask m = pa_problem_mask(&p, &seq);
   const int64_t len_k = m.len_k;
 
-  double *qbar = (double *)smem;
+  unsigned char *base = smem + (size_t)warp * warp_bytes;
+  double *qbar = (double *)base; /* [D] */
   double *e = qbar + D;          /* [nkb] score, then mass */
   double *key = e + nkb;         /* [nsort] sort keys */
   int *n = (int *)(key + nsort); /* [nkb] allowed keys */
   int *idx = n + nkb;            /* [nsort] */
-  uint8_t *row = (uint8_t *)(idx + nsort);
-  __shared__ double warp_max[CHOOSE_THREADS / 32];
-  __shared__ double mass_s, target_s;
-  __shared__ int n_cand;
+  uint8_t *row = (uint8_t *)(idx + nsort); /* [nkb] */
 
-  /* the mean of the block's Q rows, each dim summed in row order */
-  for (int d = tid; d < D; d += CHOOSE_THREADS) {
-    double sum = 0.0;
-#pragma unroll 8
-    for (int64_t r = i0; r < i1; ++r)
-      sum = __dadd_rn(sum, (double)pa_load_f32(p.q.ptr, pa_view_row(&p.q, b, r, seq.q_start, h) + d,
-                                               p.dtype));
-    qbar[d] = sum / (double)(i1 - i0);
+  /* the mean of the block's Q rows: lane's dims lane + 32j, each summed in row order
+   * (the dims are independent chains, so the loads of a row overlap) */
+  enum { DJ = POLYATTN_MAX_HEAD_DIM / 32 };
+  double qs[DJ];
+#pragma unroll
+  for (int j = 0; j < DJ; ++j) qs[j] = 0.0;
+#pragma unroll 2
+  for (int64_t r = i0; r < i1; ++r) {
+    const int64_t at = pa_view_row(&p.q, b, r, seq.q_start, h);
+#pragma unroll
+    for (int j = 0; j < DJ; ++j)
+      if (lane + 32 * j < D)
+        qs[j] = __dadd_rn(qs[j], (double)pa_load_f32(p.q.ptr, at + lane + 32 * j, p.dtype));
   }
-  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < DJ; ++j)
+    if (lane + 32 * j < D) qbar[lane + 32 * j] = qs[j] / (double)(i1 - i0);
+  __syncwarp();
 
+  /* the block scores: lane's key blocks kb0 + lane + 32j, KJ dot products at once
+   * (each over the dims in order) */
+  enum { KJ = 4 };
   int64_t lo, hi;
   pa_mask_rows_range(&m, i0, i1, &lo, &hi);
   const double slope = (double)pa_problem_alibi_slope(&p, b, h);
   const double *kb_base = kbar + ((int64_t)b * p.heads_kv + hk) * D * nkb;
   double my_max = -INFINITY;
-  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
-    const int64_t k0 = (int64_t)kb * bk, k1 = k0 + bk < len_k ? k0 + bk : len_k;
-    const int64_t a = k0 > lo ? k0 : lo, z = k1 < hi ? k1 : hi;
-    n[kb] = z > a ? (int)(z - a) : 0;
-    row[kb] = 0;
-    if (!n[kb]) continue;
-    double dot = 0.0;
-#pragma unroll 8
-    for (int d = 0; d < D; ++d) dot = __dadd_rn(dot, __dmul_rn(qbar[d], kb_base[(int64_t)d * nkb + kb]));
-    e[kb] = score_f64(dot, (double)p.scale, (double)p.softcap, slope, &m, i0 + (i1 - i0 - 1) / 2,
-                      a + (n[kb] - 1) / 2);
-    my_max = fmax(my_max, e[kb]);
+  for (int kb0 = 0; kb0 < nkb; kb0 += 32 * KJ) {
+    double dot[KJ];
+    int nn[KJ];
+    bool any = false;
+#pragma unroll
+    for (int j = 0; j < KJ; ++j) {
+      const int kb = kb0 + lane + 32 * j;
+      dot[j] = 0.0;
+      nn[j] = 0;
+      if (kb >= nkb) continue;
+      const int64_t k0 = (int64_t)kb * bk, k1 = k0 + bk < len_k ? k0 + bk : len_k;
+      const int64_t a = k0 > lo ? k0 : lo, z = k1 < hi ? k1 : hi;
+      nn[j] = z > a ? (int)(z - a) : 0;
+      n[kb] = nn[j];
+      row[kb] = 0;
+      any |= nn[j] != 0;
+    }
+    if (any) {
+#pragma unroll 2
+      for (int d = 0; d < D; ++d) {
+        const double qd = qbar[d];
+        const double *kd = kb_base + (int64_t)d * nkb + kb0 + lane;
+#pragma unroll
+        for (int j = 0; j < KJ; ++j)
+          if (nn[j]) dot[j] = __dadd_rn(dot[j], __dmul_rn(qd, kd[32 * j]));
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < KJ; ++j) {
+      if (!nn[j]) continue;
+      const int kb = kb0 + lane + 32 * j;
+      const int64_t k0 = (int64_t)kb * bk;
+      const int64_t a = k0 > lo ? k0 : lo;
+      e[kb] = score_f64(dot[j], (double)p.scale, (double)p.softcap, slope, &m, i0 + (i1 - i0 - 1) / 2,
+                        a + (nn[j] - 1) / 2);
+      my_max = fmax(my_max, e[kb]);
+    }
   }
   /* max is exact in any order */
   for (int o = 16; o; o >>= 1) my_max = fmax(my_max, __shfl_xor_sync(0xffffffffu, my_max, o));
-  if (tid % 32 == 0) warp_max[tid / 32] = my_max;
-  __syncthreads();
-  double max_e = warp_max[0];
-  for (int w = 1; w < CHOOSE_THREADS / 32; ++w) max_e = fmax(max_e, warp_max[w]);
+  const double max_e = my_max;
   if (max_e == -INFINITY) return; /* nothing allowed */
+  __syncwarp();
 
   /* masses (in place of e), forced blocks, the candidates' sort keys */
   int64_t d0 = pa_mask_diag(&m, i0), d1 = pa_mask_diag(&m, i1 - 1);
   d0 = d0 < 0 ? 0 : d0 >= len_k ? len_k - 1 : d0;
   d1 = d1 < 0 ? 0 : d1 >= len_k ? len_k - 1 : d1;
-  for (int x = tid; x < nsort; x += CHOOSE_THREADS) {
+  int cand = 0;
+  for (int x = lane; x < nsort; x += 32) {
     key[x] = -2.0;
     idx[x] = x;
     if (x >= nkb || !n[x]) continue;
     e[x] = __dmul_rn((double)n[x], exp(__dsub_rn(e[x], max_e)));
     const int forced = x == 0 || (x >= d0 / bk && x <= d1 / bk);
     if (forced || p.block_threshold >= 1.0f) row[x] = 1;
-    else key[x] = e[x];
+    else key[x] = e[x], ++cand;
   }
-  __syncthreads();
+  for (int o = 16; o; o >>= 1) cand += __shfl_xor_sync(0xffffffffu, cand, o);
+  __syncwarp();
 
-  /* thread 0: the total and the forced blocks' mass, in key-block order (the CPU's
-   * sums); meanwhile everyone sorts the candidates (decreasing mass, then kb) */
-  if (tid == 0) {
-    double total = 0.0, mass = 0.0;
+  /* lane 0: the total and the forced blocks' mass, in key-block order (the CPU's sums) */
+  double mass = 0.0, target = 0.0;
+  if (lane == 0) {
+    double total = 0.0;
 #pragma unroll 4
     for (int kb = 0; kb < nkb; ++kb) {
       if (!n[kb]) continue;
       total = __dadd_rn(total, e[kb]);
       if (row[kb]) mass = __dadd_rn(mass, e[kb]);
     }
-    mass_s = mass;
-    target_s = __dmul_rn((double)p.block_threshold, total);
+    target = __dmul_rn((double)p.block_threshold, total);
   }
-  int cand = 0;
-  for (int x = tid; x < nkb; x += CHOOSE_THREADS) cand += key[x] >= 0.0;
-  for (int o = 16; o; o >>= 1) cand += __shfl_xor_sync(0xffffffffu, cand, o);
-  if (tid == 0) n_cand = 0;
-  __syncthreads();
-  if (tid % 32 == 0) atomicAdd(&n_cand, cand);
   for (int k = 2; k <= nsort; k <<= 1) /* bitonic sort, `before` order */
     for (int j = k >> 1; j > 0; j >>= 1) {
-      __syncthreads();
-      for (int x = tid; x < nsort; x += CHOOSE_THREADS) {
+      __syncwarp();
+      for (int x = lane; x < nsort; x += 32) {
         const int l = x ^ j;
         if (l <= x) continue;
         const bool up = (x & k) == 0;
@@ -227,20 +280,18 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
         }
       }
     }
-  __syncthreads();
+  __syncwarp();
 
-  if (tid == 0) { /* candidates in order until the threshold (the CPU's loop) */
-    double mass = mass_s;
-    const double target = target_s;
-    for (int c = 0; c < n_cand && mass < target; ++c) {
+  if (lane == 0) { /* candidates in order until the threshold (the CPU's loop) */
+    for (int c = 0; c < cand && mass < target; ++c) {
       row[idx[c]] = 1;
       mass = __dadd_rn(mass, key[c]);
     }
   }
-  __syncthreads();
+  __syncwarp();
   int allowed = 0, kept = 0;
   uint8_t *dst = mask + (((int64_t)b * p.heads_q + h) * p.mask_qblocks + qb) * nkb;
-  for (int kb = tid; kb < nkb; kb += CHOOSE_THREADS) {
+  for (int kb = lane; kb < nkb; kb += 32) {
     dst[kb] = row[kb];
     allowed += n[kb] != 0;
     kept += row[kb];
@@ -249,23 +300,26 @@ __global__ void __launch_bounds__(CHOOSE_THREADS)
     allowed += __shfl_xor_sync(0xffffffffu, allowed, o);
     kept += __shfl_xor_sync(0xffffffffu, kept, o);
   }
-  if (tid % 32 == 0) {
+  if (lane == 0) {
     atomicAdd(&counters[0], (unsigned long long)allowed);
     atomicAdd(&counters[1], (unsigned long long)kept);
   }
 }
 
 /* One thread per mask byte: all ones when the density is above the cut-off; the
- * used mask to block_mask_out. */
+ * used mask to block_mask_out. With a gate (non-NULL), a dense estimate sets it and
+ * hands the BLOCK kernel an all-zero mask instead: the dense kernel launched after it
+ * computes the output, and the BLOCK kernel only writes empty rows first. */
 __global__ void settle_kernel(const __grid_constant__ pa_problem p, uint8_t *mask,
-                              const unsigned long long *counters, int64_t total) {
+                              const unsigned long long *counters, int64_t total, int32_t *gate) {
   const int64_t x = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
   if (x >= total) return;
   const unsigned long long allowed = counters[0], kept = counters[1];
   const double density = allowed ? (double)kept / (double)allowed : 1.0;
   const bool dense = density > (double)p.auto_density_cutoff;
   const uint8_t v = dense ? 1 : mask[x];
-  mask[x] = v;
+  mask[x] = gate && dense ? 0 : v;
+  if (gate && x == 0) *gate = dense;
   const pa_view *mo = &p.block_mask_out;
   if (mo->buf && mo->ptr) {
     const int nkb = p.mask_kblocks, nqb = p.mask_qblocks;
@@ -280,7 +334,7 @@ __global__ void settle_kernel(const __grid_constant__ pa_problem p, uint8_t *mas
 extern "C" {
 
 int pa_cuda_auto_block_supports(const pa_problem *p, pa_error *err) {
-  if (choose_smem(p) > CHOOSE_SMEM_MAX) {
+  if (choose_warp_smem(p) > CHOOSE_SMEM_MAX) {
     if (err)
       snprintf(err->msg, sizeof err->msg,
                "AUTO_BLOCK on CUDA takes at most about %d key blocks (Sk / block_k); this "
@@ -307,11 +361,13 @@ void pa_cuda_auto_block_as_block(const pa_problem *p, void *workspace, pa_proble
 }
 
 cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cudaStream_t stream,
-                                       pa_problem *r) {
+                                       pa_problem *r, const int32_t **dense_gate) {
   if (!workspace) return cudaErrorInvalidValue;
   const auto_layout L = make_layout(p);
   char *ws = (char *)workspace;
-  cudaError_t e = cudaMemsetAsync(ws, 0, L.kbar, stream); /* counters and mask */
+  int32_t *gate = dense_gate ? (int32_t *)(ws + L.counters + 2 * sizeof(unsigned long long)) : NULL;
+  if (dense_gate) *dense_gate = gate;
+  cudaError_t e = cudaMemsetAsync(ws, 0, L.kbar, stream); /* counters, gate and mask */
   if (e != cudaSuccess) return e;
   pa_cuda_auto_block_as_block(p, workspace, r);
   if (p->batch <= 0 || p->heads_q <= 0 || p->mask_qblocks <= 0 || p->mask_kblocks <= 0)
@@ -328,10 +384,12 @@ cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cud
                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return e;
   }
-  choose_kernel<<<dim3(p->mask_qblocks, p->heads_q, p->batch), CHOOSE_THREADS, smem, stream>>>(
-      *p, kbar, mask, counters, sort_size(p));
+  const int qn = choose_qn(p);
+  choose_kernel<<<dim3((p->mask_qblocks + qn - 1) / qn, p->heads_q, p->batch), 32 * qn, smem,
+                  stream>>>(*p, kbar, mask, counters, sort_size(p), qn, (int)choose_warp_smem(p));
   const int64_t total = (int64_t)p->batch * p->heads_q * p->mask_qblocks * p->mask_kblocks;
-  settle_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(*p, mask, counters, total);
+  settle_kernel<<<(unsigned)((total + 255) / 256), 256, 0, stream>>>(*p, mask, counters, total,
+                                                                    gate);
   return cudaGetLastError();
 }
 

@@ -18,8 +18,9 @@
  * masked per element, so the result is exact for every block_q / block_k; mask
  * blocks smaller than BQ (64-row blocks, 128-row tiles) still skip per warp.
  *
- * Any kernel whose query tile q covers rows [q * BQ, q * BQ + BQ) can use it
- * (the Ampere kernel; a Hopper kernel with its own BQ / BK builds its own list). */
+ * Any kernel whose query tile q covers rows [q * BQ, q * BQ + BQ) can use it: the
+ * Ampere kernel (a row group per warp) and the Hopper kernel (BQ = BK = 128, a row
+ * group per consumer warpgroup; its producer and consumers walk the same entries). */
 #ifndef PA_CUDA_BLOCK_LIST_CUH
 #define PA_CUDA_BLOCK_LIST_CUH
 

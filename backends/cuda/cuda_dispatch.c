@@ -24,11 +24,13 @@
 #endif
 
 /* Block masks finer than the Hopper kernel's 128 x 128 tiles leave most of its
- * tiles partly masked, and it masks those element by element; the Ampere kernel
- * walks a per-warp tile list (block_list.cuh). On the H200 (bf16 hd128 S8192, 25%
- * density): 64 x 64 blocks 7.04 ms on Hopper, 1.67 ms on Ampere; 128 x 128 blocks
- * 0.98 and 1.03 ms. So by default such problems (AUTO_BLOCK's 64 x 64 too) run on
- * the Ampere kernel; forcing the Hopper kernel still runs them, correctly. */
+ * listed tiles partly masked, and it masks those element by element (a wgmma spans
+ * a warpgroup's 64 rows, so it cannot skip per warp); the Ampere kernel's list
+ * skips per warp (block_list.cuh). On the H200 (bf16 hd128 S8192, 25% density),
+ * both kernels on the list: 64 x 64 blocks 6.13 ms on Hopper, 1.67 ms on Ampere;
+ * 128 x 128 blocks 0.583 ms on Hopper (3.44x its dense time; decisions 65, 68). So
+ * by default such problems (AUTO_BLOCK's 64 x 64 too) run on the Ampere kernel;
+ * forcing the Hopper kernel still runs them, correctly. */
 static int block_mask_finer_than_hopper_tiles(const pa_problem *p) {
   return p->sparsity == POLYATTN_SPARSITY_BLOCK &&
          (p->block_q % PA_CUDA_HOPPER_TILE != 0 || p->block_k % PA_CUDA_HOPPER_TILE != 0);
@@ -192,6 +194,25 @@ polyattn_status pa_cuda_plan(void *bctx, const pa_problem *p, size_t *workspace_
   return POLYATTN_OK;
 }
 
+/* AUTO_BLOCK's dense fallback is decided on the device (the estimate's density
+ * against the cut-off), so the host cannot choose the kernel after it. Where the
+ * dense problem's own kernel is the Hopper one and the BLOCK kernel walks a tile list
+ * (Hopper or Ampere), both are launched: the estimator hands the BLOCK kernel an
+ * all-zero mask when it falls back (the kernel then only writes empty rows), and the
+ * Hopper kernel after it runs the dense problem, without a mask, only then (its blocks
+ * read the gate and return at once otherwise). Elsewhere the BLOCK kernel runs the
+ * all-ones mask. Decision 69. */
+static int auto_block_gated(const pa_problem *p, pa_cuda_kernel block_kernel,
+                            const pa_cuda_device *dev, pa_problem *dense) {
+  if (block_kernel != PA_CUDA_KERNEL_HOPPER && block_kernel != PA_CUDA_KERNEL_AMPERE) return 0;
+  *dense = *p;
+  dense->sparsity = POLYATTN_SPARSITY_NONE;
+  memset(&dense->block_mask, 0, sizeof dense->block_mask);
+  memset(&dense->block_mask_out, 0, sizeof dense->block_mask_out);
+  pa_error why = {{0}};
+  return pa_cuda_pick_kernel(dense, dev, &why) == PA_CUDA_KERNEL_HOPPER;
+}
+
 /* Enqueue on the context's stream: no allocation, no synchronisation, so the call
  * can be captured in a CUDA graph. */
 polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
@@ -202,10 +223,12 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   void *ws = workspace ? workspace->address : NULL;
   cudaError_t e = cudaSetDevice(ctx->device);
   if (e != cudaSuccess) return pa_cuda_status(err, e, "cudaSetDevice");
-  pa_problem resolved;
+  pa_problem resolved, dense;
+  const int32_t *dense_gate = NULL;
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK) {
     /* the estimate, then the kernel on the chosen mask (auto_block.cu) */
-    e = pa_cuda_auto_block_resolve(p, ws, ctx->stream, &resolved);
+    const int gated = auto_block_gated(p, k, &ctx->dev, &dense);
+    e = pa_cuda_auto_block_resolve(p, ws, ctx->stream, &resolved, gated ? &dense_gate : NULL);
     if (e != cudaSuccess) return pa_cuda_status(err, e, "CUDA AUTO_BLOCK estimate");
     ws = (char *)ws + pa_cuda_auto_block_workspace(p);
     p = &resolved;
@@ -219,6 +242,10 @@ polyattn_status pa_cuda_forward(void *bctx, const pa_problem *p,
   else
     e = k == PA_CUDA_KERNEL_AMPERE ? pa_cuda_ampere_forward(p, &ctx->dev, ws, ctx->stream)
                                    : pa_cuda_simple_forward(p, &ctx->dev, ws, ctx->stream);
+  if (e == cudaSuccess && dense_gate) {
+    k = PA_CUDA_KERNEL_HOPPER; /* for the message */
+    e = pa_cuda_hopper_forward_gated(&dense, &ctx->dev, NULL, dense_gate, ctx->stream);
+  }
   if (e == cudaSuccess) e = cudaGetLastError();
   if (e != cudaSuccess) {
     char what[64];

@@ -21,10 +21,12 @@
  *
  * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
  * path's semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen,
- * seqused_k, LSE, block masks (tiles whose covering mask blocks are all 0 are never
- * loaded). Keys past a sequence's end inside the tensor (varlen: the next sequence;
- * seqused_k: the unused rows) are loaded but masked to p = 0; past the tensor's end
- * TMA fills zeros.
+ * seqused_k, LSE, block masks (the producer and the consumers walk the same
+ * per-query-tile list of kept key tiles, block_list.cuh, built before the kernel; the
+ * other tiles are never loaded, and a listed tile wholly inside kept mask blocks is
+ * not masked per element). Keys past a sequence's end inside the tensor (varlen: the
+ * next sequence; seqused_k: the unused rows) are loaded but masked to p = 0; past the
+ * tensor's end TMA fills zeros.
  *
  * Compiled only for sm_90a (CMakeLists.txt: -gencode arch=compute_90a,code=sm_90a when
  * POLYATTN_CUDA_ARCHS holds 90); hopper_ptx.cuh has the PTX wrappers and the shared
@@ -42,6 +44,7 @@
 #include <cuda.h>
 
 #include "block_ctx.cuh"
+#include "block_list.cuh"
 #include "kernels.h"
 #include "mask.h"
 
@@ -142,35 +145,17 @@ enum {
 struct pa_hopper_args {
   CUtensorMap tq, tk, tv; /* 64-byte aligned (CUtensorMap's own alignment) */
   pa_problem p;
+  const int32_t *block_list; /* BLOCK: the key-tile list (block_list.cuh); NULL when dense */
+  const int32_t *dense_gate; /* AUTO_BLOCK's dense fallback: run only if *dense_gate != 0 */
 };
 
-/* Block masks: the first key tile >= n with a kept mask block, or n_hi, and whether
- * some pair of it falls in a 0 block (per-element masking needed). Computed by each
- * thread alone (the producer thread and every consumer walk the same tiles; no block
- * barrier, which the warp-specialised roles could not share). */
-template <int BK>
-__device__ __forceinline__ int pa_hopper_mask_next(const pa_problem &p, const pa_block_ctx &c,
-                                                   int n, int n_hi, bool *partial) {
-  const int qb0 = c.i0 / p.block_q, qb1 = (c.i_end - 1) / p.block_q;
-  for (; n < n_hi; ++n) {
-    const int64_t k0 = (int64_t)n * BK > c.klo ? (int64_t)n * BK : c.klo;
-    const int64_t k1 = (int64_t)n * BK + BK < c.khi ? (int64_t)n * BK + BK : c.khi;
-    const int kb0 = (int)(k0 / p.block_k), kb1 = (int)((k1 - 1) / p.block_k);
-    int any = 0, all = 1;
-    for (int qb = qb0; qb <= qb1; ++qb)
-      for (int kb = kb0; kb <= kb1; ++kb) {
-        const int keep = pa_block_mask_keep(&p.block_mask, c.b, c.h, qb, kb);
-        any |= keep;
-        all &= keep;
-      }
-    if (any) {
-      *partial = !all;
-      return n;
-    }
-  }
-  *partial = false;
-  return n_hi;
-}
+/* The list's row groups: one per consumer warpgroup (64 rows). A warpgroup's wgmma
+ * spans all of its rows, so a warpgroup whose rows keep nothing of a listed tile
+ * (its skip bit) masks the whole tile per element rather than skipping it: both
+ * consumers then walk the same tiles, which the stage barriers and the pingpong
+ * turns count on. Block masks never run the three-consumer or multicast variants
+ * (pa_hopper_effective), so a block is always 128 rows = two groups. */
+enum { PA_HOPPER_LIST_ROWS = 64 };
 
 static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
                   (int)pa_hopper_cfg<64>::block_k == (int)PA_CUDA_HOPPER_TILE &&
@@ -213,8 +198,12 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     PINGPONG = SCHED == PA_HOPPER_PINGPONG
   };
   const pa_problem &p = a.p;
+  /* AUTO_BLOCK's dense launch: the estimate on the device said sparse, so the BLOCK
+   * kernel launched beside this one computes the output (cuda_dispatch.c). */
+  if (a.dense_gate && *a.dense_gate == 0) return;
   extern __shared__ __align__(1024) unsigned char pa_smem[];
   __shared__ __align__(8) uint64_t bars[PA_HOPPER_MBARS];
+  __shared__ int32_t list_s[PA_BLOCK_LIST_SMEM]; /* the list's head (block_list.cuh) */
   const uint32_t s_q = (pa_hsmem(pa_smem) + 1023u) & ~1023u;
   const uint32_t s_kv = s_q + cfg::q_bytes; /* stage s: K at + 2s kv_bytes, V after it */
   const uint32_t b_q = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_FULL]);
@@ -229,9 +218,23 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, i0, BQ)) return; /* past the end */
   const int n_lo = (int)(c.klo / BK);
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
-  const bool use_block_mask = p.sparsity == POLYATTN_SPARSITY_BLOCK && p.block_mask.buf;
+  const bool use_block_mask = a.block_list != nullptr;
   const int tid = threadIdx.x;
   const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
+  const int32_t *slot =
+      use_block_mask ? pa_block_walk_slot(a.block_list, p, c, BQ, BK) : nullptr;
+  if (use_block_mask) pa_block_walk_start<cfg::threads>(list_s, slot, tid); /* before the barrier */
+  /* The visit-th key tile (n_hi past the last), and whether consumer group g must mask
+   * it per element: dense, tiles n_lo.. in order; BLOCK, the list's entries. */
+  auto walk = [&](int visit, int g, bool *partial) -> int {
+    if (!use_block_mask) {
+      *partial = false;
+      return n_lo + visit < n_hi ? n_lo + visit : n_hi;
+    }
+    const int e = pa_block_walk_at(list_s, slot, visit);
+    *partial = pa_block_entry_partial(e, g) || pa_block_entry_skip(e, g);
+    return pa_block_entry_tile(e);
+  };
 
   if (tid == 0) {
     pa_mbar_init(b_q, 1);
@@ -262,7 +265,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         pa_tma_load_4d(s_q + x * cfg::q_panel, &a.tq, b_q, 64 * x, (int)c.seq.q_start + c.i0, c.h,
                        bcoord);
       bool partial;
-      int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
+      int visit = 0, n = walk(0, 0, &partial);
       for (int stage = 0, phase = 0; n < n_hi;) {
         /* this use of the stage: wait for the consumers' release of the previous one
          * (a fresh barrier counts as released: parity 1 completes at once) */
@@ -290,7 +293,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           else
             pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
                            64 * x, krow, c.hk, bcoord);
-        n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+        n = walk(++visit, 0, &partial);
         if (++stage == STAGES) stage = 0, phase ^= 1;
       }
     }
@@ -399,15 +402,14 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
 
   pa_mbar_wait(b_q, 0);
   bool partial = false;
-  int n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n_lo, n_hi, &partial) : n_lo;
+  int visit = 0, n = walk(0, cw, &partial);
   if (!PIPE) {
     /* One tile at a time: S, softmax, P.V, each waited for. */
     int stage = 0;
     uint32_t phase = 0;
     while (n < n_hi) {
       const bool tile_partial = partial;
-      const int next =
-          use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+      const int next = walk(++visit, cw, &partial);
       float s[S_TILES][4];
       pa_mbar_wait(b_kfull(stage), phase);
       issue_qk(s, stage);
@@ -457,12 +459,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     if (RELEASE) release_k(0);
     softmax(s, n, partial, alpha);
     pack_p(s, pf);
-    n = use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+    n = walk(++visit, cw, &partial);
     advance(stage, phase);
     while (n < n_hi) {
       const bool tile_partial = partial;
-      const int next =
-          use_block_mask ? pa_hopper_mask_next<BK>(p, c, n + 1, n_hi, &partial) : n + 1;
+      const int next = walk(++visit, cw, &partial);
       pa_mbar_wait(b_kfull(stage), phase);
       pa_mbar_wait(b_vfull(prev), prev_phase);
       my_turn();
@@ -581,13 +582,31 @@ std::atomic<unsigned long long> &pa_hopper_opted() {
   return mask;
 }
 
+/* BLOCK sparsity with a mask: the kernel walks a key-tile list in the workspace. */
+bool pa_hopper_uses_block_list(const pa_problem *p) {
+  return p->sparsity == POLYATTN_SPARSITY_BLOCK && p->block_mask.buf;
+}
+
 template <typename T, int D, int V>
-cudaError_t pa_hopper_launch(const pa_problem *p, cudaStream_t stream) {
+cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t *dense_gate,
+                             cudaStream_t stream) {
   typedef pa_hopper_vcfg<D, V> cfg;
   pa_hopper_args args; /* passed by value: no host state kept */
   memset(&args, 0, sizeof args);
   args.p = *p;
+  args.dense_gate = dense_gate;
   if (!pa_hopper_maps<D, V>(&args, p)) return cudaErrorInvalidValue;
+  if (pa_hopper_uses_block_list(p)) {
+    /* pa_hopper_effective keeps 128 x 128 tiles (no -wg3, -mc, -k160/176) under BLOCK */
+    if (cfg::block_q != PA_CUDA_HOPPER_TILE || cfg::block_k != PA_CUDA_HOPPER_TILE)
+      return cudaErrorInvalidValue;
+    if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
+    int32_t *list = static_cast<int32_t *>(workspace);
+    const cudaError_t le = pa_block_list_build<PA_CUDA_HOPPER_TILE, PA_CUDA_HOPPER_TILE,
+                                               PA_HOPPER_LIST_ROWS>(p, list, stream);
+    if (le != cudaSuccess) return le;
+    args.block_list = list;
+  }
   const void *fn = (const void *)pa_hopper_fwd_kernel<T, D, V>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
@@ -699,11 +718,12 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
 
 /* Launches variant V if it is compiled for (T, D); *done says whether it was. */
 template <typename T, int D, int V, bool FULL>
-cudaError_t pa_hopper_try(const pa_problem *p, cudaStream_t stream, bool *done) {
+cudaError_t pa_hopper_try(const pa_problem *p, void *ws, const int32_t *gate, cudaStream_t stream,
+                          bool *done) {
   if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
                 (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128)) {
     *done = true;
-    return pa_hopper_launch<T, D, V>(p, stream);
+    return pa_hopper_launch<T, D, V>(p, ws, gate, stream);
   } else {
     *done = false;
     return cudaSuccess;
@@ -711,11 +731,12 @@ cudaError_t pa_hopper_try(const pa_problem *p, cudaStream_t stream, bool *done) 
 }
 
 template <typename T, int D>
-cudaError_t pa_hopper_run(int v, const pa_problem *p, cudaStream_t stream, bool *done) {
+cudaError_t pa_hopper_run(int v, const pa_problem *p, void *ws, const int32_t *gate,
+                          cudaStream_t stream, bool *done) {
   *done = false;
   switch (v) {
 #define PA_HV_CASE(name, bits, full) \
-  case (bits): return pa_hopper_try<T, D, (bits), (full) != 0>(p, stream, done);
+  case (bits): return pa_hopper_try<T, D, (bits), (full) != 0>(p, ws, gate, stream, done);
     PA_HOPPER_VARIANT_LIST(PA_HV_CASE)
 #undef PA_HV_CASE
   default: return cudaSuccess;
@@ -723,13 +744,15 @@ cudaError_t pa_hopper_run(int v, const pa_problem *p, cudaStream_t stream, bool 
 }
 
 template <typename T, int D>
-cudaError_t pa_hopper_launch_variant(const pa_problem *p, cudaStream_t stream) {
+cudaError_t pa_hopper_launch_variant(const pa_problem *p, void *ws, const int32_t *gate,
+                                     cudaStream_t stream) {
   bool done;
-  cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(D), p), p, stream, &done);
+  cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(D), p), p, ws, gate,
+                                      stream, &done);
   if (done) return e;
   const int dflt = D == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
-  e = pa_hopper_run<T, D>(pa_hopper_effective(dflt, p), p, stream, &done);
-  return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, stream);
+  e = pa_hopper_run<T, D>(pa_hopper_effective(dflt, p), p, ws, gate, stream, &done);
+  return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, ws, gate, stream);
 }
 
 const char *pa_misaligned_hopper(const pa_problem *p) {
@@ -757,6 +780,10 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (p->head_dim != p->head_dim_v || (p->head_dim != 64 && p->head_dim != 128))
     PA_NO("the Hopper kernel has head dims 64 and 128 (equal for q/k and v) only; this "
           "problem has %d and %d", p->head_dim, p->head_dim_v);
+  if (pa_hopper_uses_block_list(p) &&
+      (p->seqlen_k + PA_CUDA_HOPPER_TILE - 1) / PA_CUDA_HOPPER_TILE >=
+          (1 << (31 - PA_BLOCK_LIST_N_SHIFT)))
+    PA_NO("the Hopper kernel's BLOCK tile list indexes at most 2^15 key tiles (Sk up to 4M)");
   if ((p->varlen ? p->total_k : (int64_t)p->seqlen_k) <= 0)
     PA_NO("the Hopper kernel needs at least one key row (with none, the Ampere kernel "
           "writes the empty rows)");
@@ -785,19 +812,26 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 }
 
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  (void)p;
+  (void)dev; /* BLOCK's key-tile list for the 128 x 128 tiles */
+  if (!pa_hopper_uses_block_list(p)) return 0;
+  return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, PA_CUDA_HOPPER_TILE);
+}
+
+cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,
+                                         void *workspace, const int32_t *dense_gate,
+                                         cudaStream_t stream) {
   (void)dev;
-  return 0;
+  if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  if (p->head_dim == 64)
+    return p->dtype == POLYATTN_DTYPE_BF16
+               ? pa_hopper_launch_variant<__nv_bfloat16, 64>(p, workspace, dense_gate, stream)
+               : pa_hopper_launch_variant<__half, 64>(p, workspace, dense_gate, stream);
+  return p->dtype == POLYATTN_DTYPE_BF16
+             ? pa_hopper_launch_variant<__nv_bfloat16, 128>(p, workspace, dense_gate, stream)
+             : pa_hopper_launch_variant<__half, 128>(p, workspace, dense_gate, stream);
 }
 
 cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream) {
-  (void)dev;
-  (void)workspace;
-  if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-  if (p->head_dim == 64)
-    return p->dtype == POLYATTN_DTYPE_BF16 ? pa_hopper_launch_variant<__nv_bfloat16, 64>(p, stream)
-                                           : pa_hopper_launch_variant<__half, 64>(p, stream);
-  return p->dtype == POLYATTN_DTYPE_BF16 ? pa_hopper_launch_variant<__nv_bfloat16, 128>(p, stream)
-                                         : pa_hopper_launch_variant<__half, 128>(p, stream);
+  return pa_cuda_hopper_forward_gated(p, dev, workspace, nullptr, stream);
 }

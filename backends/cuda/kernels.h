@@ -67,6 +67,12 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
+/* The same, launched to run only if the device int *dense_gate is nonzero when the
+ * kernel starts (AUTO_BLOCK's dense fallback, decided on the device; else its blocks
+ * return at once). */
+cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,
+                                         void *workspace, const int32_t *dense_gate,
+                                         cudaStream_t stream);
 
 /* fwd_volta.cu: fp16 only (m8n8k4 has no bf16 form), cc >= 7.0. */
 int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
@@ -114,14 +120,17 @@ cudaError_t pa_cuda_hopper_backward(const pa_problem *p, const pa_cuda_device *d
 /* auto_block.cu: AUTO_BLOCK's estimator on the GPU (common/autoblock.c's, same
  * sums in the same order). The workspace: counters, the chosen mask, pooled K,
  * then (from pa_cuda_auto_block_workspace(p) on) the BLOCK kernel's own. resolve
- * enqueues the estimate and fills `r` as the BLOCK problem over the chosen mask (all
- * ones when the density is above the cut-off: dense); as_block fills the same `r`
- * without running anything (workspace may be NULL), for kernel choice and planning. */
+ * enqueues the estimate and fills `r` as the BLOCK problem over the chosen mask;
+ * when the density is above the cut-off the mask handed on is all ones (dense), or,
+ * with `dense_gate` non-NULL, all zeros, and *dense_gate then points to a device int
+ * that is nonzero exactly then (the caller runs the dense kernel after the BLOCK one,
+ * gated on it: cuda_dispatch.c). as_block fills the same `r` without running
+ * anything (workspace may be NULL), for kernel choice and planning. */
 int pa_cuda_auto_block_supports(const pa_problem *p, pa_error *err);
 size_t pa_cuda_auto_block_workspace(const pa_problem *p);
 void pa_cuda_auto_block_as_block(const pa_problem *p, void *workspace, pa_problem *r);
 cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cudaStream_t stream,
-                                       pa_problem *r);
+                                       pa_problem *r, const int32_t **dense_gate);
 
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
  * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode|hopper

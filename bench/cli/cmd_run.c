@@ -1,7 +1,9 @@
 /* polyattn run: one problem on random inputs; its median time, FLOP rate, and
  * its error against the float64 oracle on a sample of rows (check.h). */
+#define _POSIX_C_SOURCE 200809L /* setenv: --vs-kernel */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "args.h"
@@ -16,6 +18,7 @@ typedef struct run_options {
   int repeat;
   int check; /* 0: --no-check */
   int vs_dense; /* --vs-dense */
+  const char *vs_kernel; /* --vs-kernel NAME */
 } run_options;
 
 static void run_usage(void) {
@@ -48,7 +51,9 @@ static void run_usage(void) {
       "  --repeat N       timed runs (10)   --seed N (1)   --threads N (CPU workers)\n"
       "  --no-check       skip the oracle check\n"
       "  --vs-dense       sparse modes: also time the dense forward on the same inputs\n"
-      "                   and report the speed-up and the output's error against it\n",
+      "                   and report the speed-up and the output's error against it\n"
+      "  --vs-kernel K    with --vs-dense, CUDA: also time the dense forward with\n"
+      "                   POLYATTN_CUDA_KERNEL=K (e.g. ampere) in the same process\n",
       CHECK_ROWS);
 }
 
@@ -59,6 +64,7 @@ static int parse_run(int argc, char **argv, run_options *o) {
   o->repeat = 10;
   o->check = 1;
   o->vs_dense = 0;
+  o->vs_kernel = NULL;
   int32_t kv_heads = 0, dim_v = 0;
   arg_cursor a = {argc, argv, 1, NULL};
   for (; a.i < argc; a.i++) {
@@ -125,6 +131,9 @@ static int parse_run(int argc, char **argv, run_options *o) {
       o->check = 0;
     } else if (arg_is(&a, "--vs-dense")) {
       o->vs_dense = 1;
+    } else if (arg_is(&a, "--vs-kernel")) {
+      o->vs_kernel = arg_value(&a);
+      ok = o->vs_kernel != NULL;
     } else {
       return arg_unknown("run", argv[a.i]);
     }
@@ -145,7 +154,7 @@ static int parse_run(int argc, char **argv, run_options *o) {
  * speed-up over it and its output's error against dense attention: the largest
  * absolute difference and the relative Frobenius error ||O - O_dense|| / ||O_dense||. */
 static int compare_with_dense(polyattn_context *ctx, const attn_run *sparse,
-                              const timing_plan *plan, double sparse_ms) {
+                              const timing_plan *plan, double sparse_ms, const char *kernel) {
   attn_config dc = sparse->cfg;
   dc.sparsity = POLYATTN_SPARSITY_NONE;
   dc.backward = 0;
@@ -168,9 +177,9 @@ static int compare_with_dense(polyattn_context *ctx, const attn_run *sparse,
       num += (a - b) * (a - b);
       den += b * b;
     }
-    printf("vs dense  %10.3f ms  (median of %d)  speed-up %.3fx  max |O - O_dense| %.3g  "
+    printf("vs dense%s%s  %10.3f ms  (median of %d)  speed-up %.3fx  max |O - O_dense| %.3g  "
            "rel. error %.3g\n",
-           t.median_ms, t.runs, t.median_ms / sparse_ms, max_diff, den > 0 ? sqrt(num / den) : 0.0);
+           kernel ? " on " : "", kernel ? kernel : "", t.median_ms, t.runs, t.median_ms / sparse_ms, max_diff, den > 0 ? sqrt(num / den) : 0.0);
     ok = 1;
   }
   attn_run_free(&d);
@@ -237,8 +246,19 @@ int cmd_run(int argc, char **argv) {
   }
 
   if (o.vs_dense && c->sparsity != POLYATTN_SPARSITY_NONE &&
-      !compare_with_dense(ctx, &r, &plan, fwd.median_ms))
+      !compare_with_dense(ctx, &r, &plan, fwd.median_ms, NULL))
     goto done;
+  if (o.vs_dense && o.vs_kernel && c->sparsity != POLYATTN_SPARSITY_NONE) {
+    /* the CUDA backend reads POLYATTN_CUDA_KERNEL at each call */
+    const char *old = getenv("POLYATTN_CUDA_KERNEL");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("POLYATTN_CUDA_KERNEL", o.vs_kernel, 1);
+    const int ok = compare_with_dense(ctx, &r, &plan, fwd.median_ms, o.vs_kernel);
+    if (saved) setenv("POLYATTN_CUDA_KERNEL", saved, 1);
+    else unsetenv("POLYATTN_CUDA_KERNEL");
+    free(saved);
+    if (!ok) goto done;
+  }
 
   if (c->backward) {
     st = time_calls(ctx, attn_backward, &r, &plan, &bwd);

@@ -8,9 +8,12 @@
 #    (AUTO_BLOCK cases also require the GPU estimator's mask to equal the CPU's);
 # 2. the backward's 2:4 and BLOCK cases on CUDA; test_cuda's refusals (2:4 on a forced
 #    decode kernel, AUTO_BLOCK's backward) and AUTO_BLOCK captured in a CUDA graph;
-# 3. timings against dense on the same inputs (`--vs-dense`), bf16: BLOCK at 25% with
-#    128x128 and 64x64 blocks (hd128 S8192), AUTO_BLOCK on random inputs at S16384
-#    (falls back to dense: the difference is the estimator's cost), 2:4 at hd128
+# 3. timings against dense on the same inputs (`--vs-dense`, and `--vs-kernel ampere`:
+#    the Ampere kernel's dense time beside the default, on the H200 the Hopper
+#    kernel's), bf16: BLOCK at 25% with 128x128 (the Hopper kernel's tile list) and
+#    64x64 blocks (the Ampere kernel's), and 128x128 at 100% (hd128 S8192), AUTO_BLOCK
+#    on random inputs at S16384 (falls back to the dense kernel: the difference is the
+#    estimator's cost), 2:4 at hd128
 #    S8192 with and without the selection step (POLYATTN_CUDA_SP24_SELECT=0), and
 #    AUTO_BLOCK on structured inputs (S16384, thresholds 0.9 / 0.95 / 0.99, cut-off 1:
 #    the speed-up and error table of RESULTS).
@@ -31,8 +34,9 @@ step cuda-refusals 30 test_cuda --verbose --filter 'cuda/unsupported_is_refused'
 step cuda-graph-auto 30 test_cuda --verbose --filter 'cuda/graph_capture_auto_block_bf16'
 
 A=(--backend cuda --dtype bf16 --batch 2 --heads 16 --dim 128 --seq 8192 --repeat 10 --no-check
-   --vs-dense)
+   --vs-dense --vs-kernel ampere)
 step block128-25 20 polyattn run "${A[@]}" --sparsity block --block 128 --density 0.25
+step block128-100 20 polyattn run "${A[@]}" --sparsity block --block 128 --density 1.0
 step block64-25 20 polyattn run "${A[@]}" --sparsity block --block 64 --density 0.25
 step 2to4-d128 20 polyattn run "${A[@]}" --sparsity 2:4
 step 2to4-d128-noselect 20 env POLYATTN_CUDA_SP24_SELECT=0 polyattn run "${A[@]}" --sparsity 2:4
