@@ -598,7 +598,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
   if (!pa_hopper_maps<D, V>(&args, p)) return cudaErrorInvalidValue;
   if (pa_hopper_uses_block_list(p)) {
     /* pa_hopper_effective keeps 128 x 128 tiles (no -wg3, -mc, -k160/176) under BLOCK */
-    if (cfg::block_q != PA_CUDA_HOPPER_TILE || cfg::block_k != PA_CUDA_HOPPER_TILE)
+    if ((int)cfg::block_q != (int)PA_CUDA_HOPPER_TILE || (int)cfg::block_k != (int)PA_CUDA_HOPPER_TILE)
       return cudaErrorInvalidValue;
     if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
     int32_t *list = static_cast<int32_t *>(workspace);
