@@ -500,21 +500,13 @@ size_t pa_cuda_ampere_backward_workspace(const pa_problem *p, const pa_cuda_devi
 
 cudaError_t pa_cuda_ampere_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream) {
-  if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-  if (pa_bwd_workspace(p, dev) > 0 && !workspace) return cudaErrorInvalidValue;
-  void *tail = nullptr;
-  const pa_bwd_ws ws = pa_bwd_ws_carve(p, workspace, &tail);
-  cudaError_t e = pa_bwd_prep(p, ws, stream);
-  if (e != cudaSuccess) return e;
-  if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
+  return pa_bwd_run(p, dev, workspace, stream, [&](const pa_bwd_ws &ws) {
     const int bucket = pa_bwd_bucket(p);
     const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
-    e = pa_bwd_with_row(bucket, pa_bwd_pick(p, bucket, dev), [&](auto d, auto v) {
+    return pa_bwd_with_row(bucket, pa_bwd_pick(p, bucket, dev), [&](auto d, auto v) {
       enum { D = decltype(d)::value, V = decltype(v)::value };
       return bf16 ? pa_bwd_launch_main<__nv_bfloat16, D, V>(p, ws, stream)
                   : pa_bwd_launch_main<__half, D, V>(p, ws, stream);
     });
-    if (e != cudaSuccess) return e;
-  }
-  return pa_bwd_finish(p, dev, ws, tail, stream);
+  });
 }

@@ -43,6 +43,25 @@ cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t s
 cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const pa_bwd_ws &ws,
                           void *tail, cudaStream_t stream);
 
+/* The call every tensor-core backward makes: prep, its main kernel (launch_main(ws),
+ * only when the problem has keys: every key row gets dK, dV, zero if unused), then
+ * convert or the deterministic dQ. */
+template <typename F>
+cudaError_t pa_bwd_run(const pa_problem *p, const pa_cuda_device *dev, void *workspace,
+                       cudaStream_t stream, F &&launch_main) {
+  if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  if (pa_bwd_workspace(p, dev) > 0 && !workspace) return cudaErrorInvalidValue;
+  void *tail = nullptr;
+  const pa_bwd_ws ws = pa_bwd_ws_carve(p, workspace, &tail);
+  cudaError_t e = pa_bwd_prep(p, ws, stream);
+  if (e != cudaSuccess) return e;
+  if (p->seqlen_k > 0 && p->total_k > 0) {
+    e = launch_main(ws);
+    if (e != cudaSuccess) return e;
+  }
+  return pa_bwd_finish(p, dev, ws, tail, stream);
+}
+
 /* What a main kernel's block knows about its (key block, kv head, batch entry). */
 struct pa_bwd_block {
   int b, hk, G;

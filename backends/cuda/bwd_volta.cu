@@ -325,16 +325,8 @@ size_t pa_cuda_volta_backward_workspace(const pa_problem *p, const pa_cuda_devic
 
 cudaError_t pa_cuda_volta_backward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream) {
-  if (p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-  if (!workspace) return cudaErrorInvalidValue;
-  void *tail = nullptr;
-  const pa_bwd_ws ws = pa_bwd_ws_carve(p, workspace, &tail);
-  cudaError_t e = pa_bwd_prep(p, ws, stream);
-  if (e != cudaSuccess) return e;
-  if (p->seqlen_k > 0 && p->total_k > 0) { /* every key row gets dK, dV (zero if unused) */
-    e = pa_bwd_bucket(p) == 64 ? pa_volta_bwd_launch<64>(p, ws, stream)
-                                     : pa_volta_bwd_launch<128>(p, ws, stream);
-    if (e != cudaSuccess) return e;
-  }
-  return pa_bwd_finish(p, dev, ws, tail, stream);
+  return pa_bwd_run(p, dev, workspace, stream, [&](const pa_bwd_ws &ws) {
+    return pa_bwd_bucket(p) == 64 ? pa_volta_bwd_launch<64>(p, ws, stream)
+                                  : pa_volta_bwd_launch<128>(p, ws, stream);
+  });
 }
