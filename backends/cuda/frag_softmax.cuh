@@ -94,7 +94,7 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < F::elems / 2; ++k) {
-      if (EXP16) {
+      if constexpr (EXP16) {
         const float2 e = F::exp2_pair(fmaf(F::at(s, r, k, 0), xscale, -ref),
                                       fmaf(F::at(s, r, k, 1), xscale, -ref));
         F::at(s, r, k, 0) = e.x;
