@@ -68,18 +68,6 @@ struct pa_int_c {
   enum { value = N };
 };
 
-/* dst[0] += a, dst[1] += b in fp32 (dst 8-byte aligned, in global memory): one
- * vector reduction on sm_90 (red.global.add.v2.f32, PTX ISA 8.1), two atomics before. */
-__device__ __forceinline__ void pa_red_add2(float *dst, float a, float b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(dst)),
-               "f"(a), "f"(b)
-               : "memory");
-#else
-  atomicAdd(dst, a);
-  atomicAdd(dst + 1, b);
-#endif
-}
 
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
@@ -352,16 +340,9 @@ __global__ void __launch_bounds__(pa_ampere_bwd_cfg<D, V>::threads,
           if (i >= c.seq.len_q) continue;
           float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
 #pragma unroll
-          for (int n = 0; n < DQ_TILES; ++n) {
-            const int col = C0 + 8 * n + 2 * t;
-            if (pairs) {
-              if (col < p.head_dim) pa_red_add2(dst + col, dq[n][2 * r], dq[n][2 * r + 1]);
-            } else {
-#pragma unroll
-              for (int e = 0; e < 2; ++e)
-                if (col + e < p.head_dim) atomicAdd(dst + col + e, dq[n][2 * r + e]);
-            }
-          }
+          for (int n = 0; n < DQ_TILES; ++n)
+            pa_bwd_dq_add2(dst, C0 + 8 * n + 2 * t, p.head_dim, pairs, dq[n][2 * r],
+                           dq[n][2 * r + 1]);
         }
       };
       if (slice == 0) dq_step(pa_int_c<0>());

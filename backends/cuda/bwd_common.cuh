@@ -43,6 +43,26 @@ cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t s
 cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const pa_bwd_ws &ws,
                           void *tail, cudaStream_t stream);
 
+/* dQ_row[col] += a, dQ_row[col + 1] += b in the fp32 accumulator (global memory), the
+ * columns past head_dim dropped: one vector reduction (red.global.add.v2.f32, sm_90)
+ * where rows are 8-byte aligned (`pairs`: head_dim even), else per-element atomics. */
+__device__ __forceinline__ void pa_bwd_dq_add2(float *row, int col, int head_dim, bool pairs,
+                                               float a, float b) {
+  if (pairs && col < head_dim) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n"
+                 ::"l"(__cvta_generic_to_global(row + col)), "f"(a), "f"(b)
+                 : "memory");
+#else
+    atomicAdd(row + col, a);
+    atomicAdd(row + col + 1, b);
+#endif
+  } else if (!pairs) {
+    if (col < head_dim) atomicAdd(row + col, a);
+    if (col + 1 < head_dim) atomicAdd(row + col + 1, b);
+  }
+}
+
 /* The call every tensor-core backward makes: prep, its main kernel (launch_main(ws),
  * only when the problem has keys: every key row gets dK, dV, zero if unused), then
  * convert or the deterministic dQ. */

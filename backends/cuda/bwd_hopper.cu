@@ -75,17 +75,6 @@ struct pa_hopper_bwd_cfg {
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
 };
 
-__device__ __forceinline__ void pa_fence_proxy_async() {
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-}
-
-/* dst[0] += a, dst[1] += b in fp32 global memory (8-byte aligned). */
-__device__ __forceinline__ void pa_hbwd_red2(float *dst, float a, float b) {
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(dst)),
-               "f"(a), "f"(b)
-               : "memory");
-}
-
 /* D[64 x 64] (+)= A[64 x 16] . B[16 x 64], both from shared memory MN-major
  * (imm-trans-a = imm-trans-b = 1): dQ = dS K with dS stored as dS^T. */
 template <typename T>
@@ -431,16 +420,9 @@ __global__ void __launch_bounds__(256, 1)
           if (i >= c.seq.len_q) continue;
           float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
 #pragma unroll
-          for (int n = 0; n < 8; ++n) {
-            const int col = c0 + 8 * n + 2 * t;
-            if (pairs) {
-              if (col < p.head_dim) pa_hbwd_red2(dst + col, dq[x][n][2 * r], dq[x][n][2 * r + 1]);
-            } else {
-#pragma unroll
-              for (int e = 0; e < 2; ++e)
-                if (col + e < p.head_dim) atomicAdd(dst + col + e, dq[x][n][2 * r + e]);
-            }
-          }
+          for (int n = 0; n < 8; ++n)
+            pa_bwd_dq_add2(dst, c0 + 8 * n + 2 * t, p.head_dim, pairs, dq[x][n][2 * r],
+                           dq[x][n][2 * r + 1]);
         }
       }
     } else {

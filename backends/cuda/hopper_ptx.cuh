@@ -45,10 +45,15 @@ __device__ __forceinline__ uint32_t pa_hsmem(const void *p) {
 __device__ __forceinline__ void pa_mbar_init(uint32_t bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
 }
+/* Generic-proxy writes to shared memory (st.shared, cp.async) made visible to the async
+ * proxy (wgmma, TMA, bulk copies): after the writes, before the barrier that publishes them. */
+__device__ __forceinline__ void pa_fence_proxy_async() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
 /* After the inits, before the barrier that publishes them: visible to the copy engine too. */
 __device__ __forceinline__ void pa_mbar_init_fence() {
   asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+  pa_fence_proxy_async();
 }
 __device__ __forceinline__ void pa_mbar_arrive_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
