@@ -46,17 +46,21 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
 /* dQ_row[col] += a, dQ_row[col + 1] += b in the fp32 accumulator (global memory), the
  * columns past head_dim dropped: one vector reduction (red.global.add.v2.f32, sm_90)
  * where rows are 8-byte aligned (`pairs`: head_dim even), else per-element atomics. */
+__device__ __forceinline__ void pa_bwd_red_add2(float *at, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(__cvta_generic_to_global(at)),
+               "f"(a), "f"(b)
+               : "memory");
+#else
+  atomicAdd(at, a);
+  atomicAdd(at + 1, b);
+#endif
+}
+
 __device__ __forceinline__ void pa_bwd_dq_add2(float *row, int col, int head_dim, bool pairs,
                                                float a, float b) {
   if (pairs && col < head_dim) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n"
-                 ::"l"(__cvta_generic_to_global(row + col)), "f"(a), "f"(b)
-                 : "memory");
-#else
-    atomicAdd(row + col, a);
-    atomicAdd(row + col + 1, b);
-#endif
+    pa_bwd_red_add2(row + col, a, b);
   } else if (!pairs) {
     if (col < head_dim) atomicAdd(row + col, a);
     if (col + 1 < head_dim) atomicAdd(row + col + 1, b);
@@ -117,24 +121,37 @@ __device__ __forceinline__ bool pa_bwd_block_init(pa_bwd_block &c, const pa_prob
   return true;
 }
 
-/* The next query tile x >= x0 (x = g * n_qt + qt: head hk * G + g, rows qt * BQ..)
- * that may keep a key of the block [j0, j0 + BK), or G * n_qt. `partial`: some
- * (row, key) pair of the tile falls in a 0 mask block, so per-element block masking
- * is needed. The result is the same in every thread (no shared state). */
+/* A query tile of the walk: x = g * n_qt + qt (head hk * G + g, rows qt * BQ ..). */
+struct pa_bwd_at {
+  int x, g, qt;
+};
+
+__device__ __forceinline__ pa_bwd_at pa_bwd_at_next(const pa_bwd_block &c, pa_bwd_at a) {
+  ++a.x;
+  if (++a.qt == c.n_qt) {
+    a.qt = 0;
+    ++a.g;
+  }
+  return a;
+}
+
+/* The first query tile at or after `a` that may keep a key of the block [j0, j0 + BK)
+ * (x = G * n_qt if none). `partial`: some (row, key) pair of the tile falls in a 0 mask
+ * block, so per-element block masking is needed. The result is the same in every
+ * thread (no shared state); no divisions. */
 template <int BQ, int BK>
-__device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bwd_block &c, int x0,
-                                                bool *partial) {
+__device__ __forceinline__ pa_bwd_at pa_bwd_walk(const pa_problem &p, const pa_bwd_block &c,
+                                                 pa_bwd_at a, bool *partial) {
   const int X = c.G * c.n_qt;
-  for (int x = x0; x < X; ++x) {
-    const int g = x / c.n_qt, qt = x % c.n_qt;
-    const int i0 = qt * BQ, i1 = min(i0 + BQ, c.seq.len_q);
+  for (; a.x < X; a = pa_bwd_at_next(c, a)) {
+    const int i0 = a.qt * BQ, i1 = min(i0 + BQ, c.seq.len_q);
     int64_t lo, hi;
     pa_mask_rows_range(&c.mask, i0, i1, &lo, &hi);
     const int64_t jlo = max(lo, (int64_t)c.j0), jhi = min(hi, (int64_t)c.j0 + BK);
     if (jlo >= jhi) continue;
     *partial = false;
-    if (!c.block_mask) return x;
-    const int h = c.hk * c.G + g;
+    if (!c.block_mask) return a;
+    const int h = c.hk * c.G + a.g;
     int any = 0, all = 1;
     for (int qb = i0 / p.block_q; qb <= (i1 - 1) / p.block_q; ++qb)
       for (int kb = (int)(jlo / p.block_k); kb <= (int)((jhi - 1) / p.block_k); ++kb) {
@@ -144,10 +161,18 @@ __device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bw
       }
     if (any) {
       *partial = !all;
-      return x;
+      return a;
     }
   }
-  return X;
+  return a;
+}
+
+/* pa_bwd_walk from tile x0: the tile's index only. */
+template <int BQ, int BK>
+__device__ __forceinline__ int pa_bwd_next_tile(const pa_problem &p, const pa_bwd_block &c, int x0,
+                                                bool *partial) {
+  const pa_bwd_at a = {x0, x0 / c.n_qt, x0 % c.n_qt};
+  return pa_bwd_walk<BQ, BK>(p, c, a, partial).x;
 }
 
 /* Whether the query tile [i0, i0 + BQ) needs the per-element causal/window/length

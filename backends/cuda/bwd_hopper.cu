@@ -50,6 +50,25 @@
 
 namespace {
 
+/* 4-byte global -> shared copy (4-byte cp.async takes .ca only), in the caller's next
+ * commit group. */
+__device__ __forceinline__ void pa_cp_async_4(uint32_t dst, const void *src) {
+#if PA_HOPPER_ARCH_OK
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+#endif
+}
+
+/* A wgmma shared-memory descriptor with the 128-byte swizzle from the start address in
+ * 16-byte units (`at16` = address / 16; shared addresses stay below 256 KiB, so it fits
+ * the 14-bit field and a step of `off` bytes adds off / 16): pa_wgmma_desc without the
+ * masking and shifting per call, so that with uniform operands each HGMMA's descriptor
+ * is one uniform add. */
+template <uint32_t LBO, uint32_t SBO>
+__device__ __forceinline__ uint64_t pa_hbwd_desc(uint32_t at16) {
+  return ((uint64_t)(((SBO >> 4) & 0x3FFF) | (1u << 30)) << 32) |
+         (uint64_t)((((LBO >> 4) & 0x3FFF) << 16) | at16);
+}
+
 template <int D, int BQ, bool BULK>
 struct pa_hopper_bwd_cfg {
   enum {
@@ -69,52 +88,59 @@ struct pa_hopper_bwd_cfg {
   /* bulk dQ: each warp's [16 rows x 64] fp32 partial, rows padded to 72 floats */
   static constexpr int dq_row = 72, dq_warp_bytes = 16 * dq_row * 4;
   static constexpr int dq_bytes = BULK ? 8 * dq_warp_bytes : 0;
-  /* [K][V][stage 0][stage 1][dS^T] + 1024 to align the start */
+  /* [K][V][stage 0][stage 1][dS^T][bulk dQ] + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_bytes + dq_bytes;
   static_assert(D % 64 == 0 && BQ % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
 };
 
 /* D[64 x 64] (+)= A[64 x 16] . B[16 x 64], both from shared memory MN-major
- * (imm-trans-a = imm-trans-b = 1): dQ = dS K with dS stored as dS^T. */
-template <typename T>
-__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b,
-                                                 int scale_d);
+ * (imm-trans-a = imm-trans-b = 1): dQ = dS K with dS stored as dS^T. ACC = false:
+ * D = A . B, with D written only (its old value is not an input, so it is not kept
+ * live from the previous tile). */
+template <typename T, bool ACC>
+__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b);
 #if PA_HOPPER_ARCH_OK
-#  define PA_HBWD_D32                                                                           \
-    "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),   \
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]),              \
-        "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]),              \
-        "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]),              \
-        "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]),              \
-        "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+#  define PA_HBWD_D32(c)                                                                        \
+    c(d[0][0]), c(d[0][1]), c(d[0][2]), c(d[0][3]), c(d[1][0]), c(d[1][1]), c(d[1][2]),         \
+        c(d[1][3]), c(d[2][0]), c(d[2][1]), c(d[2][2]), c(d[2][3]), c(d[3][0]), c(d[3][1]),     \
+        c(d[3][2]), c(d[3][3]), c(d[4][0]), c(d[4][1]), c(d[4][2]), c(d[4][3]), c(d[5][0]),     \
+        c(d[5][1]), c(d[5][2]), c(d[5][3]), c(d[6][0]), c(d[6][1]), c(d[6][2]), c(d[6][3]),     \
+        c(d[7][0]), c(d[7][1]), c(d[7][2]), c(d[7][3])
+#  define PA_HBWD_RW(x) "+f"(x)
+#  define PA_HBWD_W(x) "=f"(x)
 #  define PA_HBWD_REGS32                                                                        \
     "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,"  \
     "%24,%25,%26,%27,%28,%29,%30,%31}"
-template <>
-__device__ __forceinline__ void pa_wgmma_ss_tt64<__nv_bfloat16>(float (&d)[8][4], uint64_t a,
-                                                                uint64_t b, int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 " PA_HBWD_REGS32
-               ", %32, %33, p, 1, 1, 1, 1;\n}\n"
-               : PA_HBWD_D32
-               : "l"(a), "l"(b), "r"(scale_d));
-}
-template <>
-__device__ __forceinline__ void pa_wgmma_ss_tt64<__half>(float (&d)[8][4], uint64_t a, uint64_t b,
-                                                         int scale_d) {
-  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-               "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 " PA_HBWD_REGS32
-               ", %32, %33, p, 1, 1, 1, 1;\n}\n"
-               : PA_HBWD_D32
-               : "l"(a), "l"(b), "r"(scale_d));
-}
+#  define PA_HBWD_TT64(TYPE, PTX)                                                               \
+    template <>                                                                                 \
+    __device__ __forceinline__ void pa_wgmma_ss_tt64<TYPE, true>(float(&d)[8][4], uint64_t a,   \
+                                                                 uint64_t b) {                  \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                              \
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX " " PA_HBWD_REGS32         \
+                   ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                          \
+                   : PA_HBWD_D32(PA_HBWD_RW)                                                    \
+                   : "l"(a), "l"(b), "n"(1)  );                                                 \
+    }                                                                                           \
+    template <>                                                                                 \
+    __device__ __forceinline__ void pa_wgmma_ss_tt64<TYPE, false>(float(&d)[8][4], uint64_t a,  \
+                                                                  uint64_t b) {                 \
+      asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                              \
+                   "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX " " PA_HBWD_REGS32         \
+                   ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                          \
+                   : PA_HBWD_D32(PA_HBWD_W)                                                     \
+                   : "l"(a), "l"(b), "n"(0)  );                                                 \
+    }
+PA_HBWD_TT64(__nv_bfloat16, "bf16.bf16")
+PA_HBWD_TT64(__half, "f16.f16")
+#  undef PA_HBWD_TT64
 #  undef PA_HBWD_D32
+#  undef PA_HBWD_RW
+#  undef PA_HBWD_W
 #  undef PA_HBWD_REGS32
 #else
-template <typename T>
-__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b,
-                                                 int scale_d) {}
+template <typename T, bool ACC>
+__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b) {}
 #endif
 
 /* The variants (POLYATTN_CUDA_HOPPER_BWD_VARIANT=nsplit|ksplit|q128, read once per
@@ -138,6 +164,24 @@ int pa_hbwd_bulk() {
     return env && !strcmp(env, "bulk") ? 1 : 0;
   }();
   return v;
+}
+
+/* Flag: the tile's row statistics (lse2, dsum) come by 4-byte cp.async in the group of
+ * Q and dO, instead of plain loads and stores after the loop's barrier, whose latency
+ * the first warps of warpgroup 0 wait out before the tile's first wgmma
+ * (POLYATTN_CUDA_HOPPER_BWD_STATS=async; default load). Not shown to help: on the
+ * H200 (bf16 S8192, bench/RESULTS.md, sixth session) hd128 +3.5% in one round and -2.5%
+ * in the next (after the instruction cuts), hd64 -2.4% and -1.9%. */
+enum { PA_HBWD_STATS = 8 };
+
+int pa_hbwd_stats() {
+  static const int v = [] {
+    const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_STATS");
+    if (env && !strcmp(env, "async")) return 1;
+    if (env && !strcmp(env, "load")) return 0;
+    return -1;
+  }();
+  return v > 0;
 }
 
 int pa_hbwd_variant(int D) {
@@ -176,6 +220,7 @@ __global__ void __launch_bounds__(256, 1)
     KS = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_KSPLIT,
     QS = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_Q128,
     BULK = (VARIANT & PA_HBWD_BULK) != 0,
+    STATS = (VARIANT & PA_HBWD_STATS) != 0,
     DQ_STEPS = KS ? BK / 32 : BK / 16, /* k16 steps of dQ */
     DQ_PASSES = KS ? D / 64 : 1        /* 64-dim passes of dQ per warpgroup */
   };
@@ -191,7 +236,10 @@ __global__ void __launch_bounds__(256, 1)
   pa_bwd_block c;
   if (!pa_bwd_block_init<BQ>(c, p, blockIdx.z, blockIdx.y, blockIdx.x * BK)) return;
   const int X = c.G * c.n_qt;
-  const int tid = threadIdx.x, wg = tid / 128, warp = (tid % 128) / 32, lane = tid % 32;
+  const int tid = threadIdx.x, warp = (tid % 128) / 32, lane = tid % 32;
+  /* The warpgroup, through a shuffle so that the compiler knows it is warp-uniform (the
+   * descriptor arithmetic then stays on the uniform datapath). */
+  const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
   const int g8 = lane >> 2, t = lane & 3;
   float *const dq_stage = (float *)(ds_ptr + cfg::ds_bytes + (tid / 32) * cfg::dq_warp_bytes);
   const int wk = 64 * wg + 16 * warp; /* the warp's first key in the block */
@@ -212,8 +260,8 @@ __global__ void __launch_bounds__(256, 1)
   }
   /* Q, dO and the statistics of tile x into `stage` (the stage is free: released by
    * the barrier before the call). */
-  auto load_tile = [&](int x, int stage) {
-    const int h = c.hk * c.G + x / c.n_qt, i0 = (x % c.n_qt) * BQ;
+  auto load_tile = [&](pa_bwd_at a, int stage) {
+    const int h = c.hk * c.G + a.g, i0 = a.qt * BQ;
     const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
     const int rows = c.seq.len_q - i0;
     const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, i0, c.seq.q_start, h);
@@ -225,18 +273,23 @@ __global__ void __launch_bounds__(256, 1)
       pa_tile_load<BQ, 64, NT>(s_do + x * cfg::q_panel, do_g + 64 * x, p.dout.stride_s, rows,
                                p.head_dim_v - 64 * x, (const T *)p.dout.ptr, tid);
     }
-    pa_cp_async_commit();
     if (tid < BQ) {
       float *st = (float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
       const bool in = tid < rows;
       const int64_t at = h * ws.rows + c.row0 + i0 + tid;
-      st[tid] = in ? ws.lse2[at] : INFINITY; /* padded rows: P = 0 */
-      st[BQ + tid] = in ? ws.dsum[at] : 0.0f;
+      if (STATS && in) {
+        pa_cp_async_4(pa_hsmem(st + tid), ws.lse2 + at);
+        pa_cp_async_4(pa_hsmem(st + BQ + tid), ws.dsum + at);
+      } else {
+        st[tid] = in ? ws.lse2[at] : INFINITY; /* padded rows: P = 0 */
+        st[BQ + tid] = in ? ws.dsum[at] : 0.0f;
+      }
     }
+    pa_cp_async_commit();
   };
   bool partial = false;
-  int x = pa_bwd_next_tile<BQ, BK>(p, c, 0, &partial);
-  if (x < X) load_tile(x, 0);
+  pa_bwd_at at = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at{0, 0, 0}, &partial);
+  if (at.x < X) load_tile(at, 0);
 
   const bool general = p.softcap > 0.0f || p.alibi.buf;
   const float xscale = p.scale * PA_BWD_LOG2E;
@@ -246,15 +299,41 @@ __global__ void __launch_bounds__(256, 1)
 #pragma unroll
     for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
 
-  for (int stage = 0; x < X; stage ^= 1) {
+  /* dQ [64 queries x 64 dims] per warpgroup and pass, added to the fp32 accumulator by
+   * red.global.add (pairs where head_dim is even). */
+  float dq[DQ_PASSES][8][4];
+  auto dq_add = [&](float(&acc)[8][4], int hh, int ii0, int c0) {
+    const bool pairs = (p.head_dim & 1) == 0;
+    /* Whole 64-column rows: no column checks (q128 only: at D = 128 the extra path costs
+     * spills, 128 against 32 bytes per thread). */
+    const bool whole = QS && pairs && c0 + 64 <= p.head_dim;
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int64_t i = ii0 + (QS ? 64 * wg : 0) + 16 * warp + g8 + 8 * r;
+      if (i >= c.seq.len_q) continue;
+      float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + hh) * p.head_dim;
+      if (whole) {
+        float *at = dst + c0 + 2 * t;
+#pragma unroll
+        for (int n = 0; n < 8; ++n) pa_bwd_red_add2(at + 8 * n, acc[n][2 * r], acc[n][2 * r + 1]);
+      } else {
+#pragma unroll
+        for (int n = 0; n < 8; ++n)
+          pa_bwd_dq_add2(dst, c0 + 8 * n + 2 * t, p.head_dim, pairs, acc[n][2 * r],
+                         acc[n][2 * r + 1]);
+      }
+    }
+  };
+
+  for (int stage = 0; at.x < X; stage ^= 1) {
     pa_cp_async_wait<0>();
     pa_fence_proxy_async(); /* this thread's cp.async writes, to the wgmma reads */
     __syncthreads(); /* tile x (and K, V) visible; every thread is done with the other stage and dS */
     const bool tile_partial = partial;
-    const int next = pa_bwd_next_tile<BQ, BK>(p, c, x + 1, &partial);
-    if (next < X) load_tile(next, stage ^ 1);
+    const pa_bwd_at next = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at_next(c, at), &partial);
+    if (next.x < X) load_tile(next, stage ^ 1);
 
-    const int h = c.hk * c.G + x / c.n_qt, i0 = (x % c.n_qt) * BQ;
+    const int h = c.hk * c.G + at.g, i0 = at.qt * BQ;
     const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
     const float *lse2_s = (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
     const float *dsum_s = lse2_s + BQ;
@@ -269,13 +348,13 @@ __global__ void __launch_bounds__(256, 1)
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D_STEPS; ++kk)
-      pa_wgmma_ss<T, BQ>(s, pa_wgmma_desc(s_k + kv_off(kk), 16, 1024),
-                         pa_wgmma_desc(s_q + q_off(kk), 16, 1024), kk > 0);
+      pa_wgmma_ss<T, BQ>(s, pa_hbwd_desc<16, 1024>((s_k >> 4) + kv_off(kk) / 16),
+                         pa_hbwd_desc<16, 1024>((s_q >> 4) + q_off(kk) / 16), kk > 0);
     pa_wgmma_commit();
 #pragma unroll
     for (int kk = 0; kk < D_STEPS; ++kk)
-      pa_wgmma_ss<T, BQ>(dp, pa_wgmma_desc(s_v + kv_off(kk), 16, 1024),
-                         pa_wgmma_desc(s_do + q_off(kk), 16, 1024), kk > 0);
+      pa_wgmma_ss<T, BQ>(dp, pa_hbwd_desc<16, 1024>((s_v >> 4) + kv_off(kk) / 16),
+                         pa_hbwd_desc<16, 1024>((s_do >> 4) + q_off(kk) / 16), kk > 0);
     pa_wgmma_commit();
 
     /* P and dS: element (key wk + g8 + 8 (e >> 1), query 8n + 2t + (e & 1)). */
@@ -340,8 +419,8 @@ __global__ void __launch_bounds__(256, 1)
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < Q_STEPS; ++kk) {
-      pa_wgmma_rs_tb<T, D>(dv, pf[kk], pa_wgmma_desc(s_do + kk * 16 * 128, cfg::q_panel, 1024), 1);
-      pa_wgmma_rs_tb<T, D>(dk, dsf[kk], pa_wgmma_desc(s_q + kk * 16 * 128, cfg::q_panel, 1024), 1);
+      pa_wgmma_rs_tb<T, D>(dv, pf[kk], pa_hbwd_desc<cfg::q_panel, 1024>((s_do >> 4) + kk * 128), 1);
+      pa_wgmma_rs_tb<T, D>(dk, dsf[kk], pa_hbwd_desc<cfg::q_panel, 1024>((s_q >> 4) + kk * 128), 1);
     }
     pa_wgmma_commit();
 
@@ -363,7 +442,6 @@ __global__ void __launch_bounds__(256, 1)
       /* dQ [64 queries x 64 dims] per warpgroup and pass: A = dS (stored dS^T: rows =
        * keys), B = K (rows = keys), both MN-major. Pass x of the K split covers dims
        * 64x..64x+63; both passes are issued before the first one's adds. */
-      float dq[DQ_PASSES][8][4];
 #pragma unroll
       for (int x = 0; x < DQ_PASSES; ++x) {
         const uint32_t a0 = KS ? s_ds + 64 * wg * 128 : QS ? s_ds + wg * cfg::ds_panel : s_ds;
@@ -371,13 +449,14 @@ __global__ void __launch_bounds__(256, 1)
                             : QS ? s_k
                                  : s_k + wg * cfg::k_panel;
         pa_wgmma_fence();
+        pa_wgmma_ss_tt64<T, false>(dq[x], pa_hbwd_desc<cfg::k_panel, 1024>(a0 >> 4),
+                                   pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
 #pragma unroll
-        for (int kk = 0; kk < DQ_STEPS; ++kk)
-          pa_wgmma_ss_tt64<T>(dq[x], pa_wgmma_desc(a0 + kk * 16 * 128, cfg::k_panel, 1024),
-                              pa_wgmma_desc(b0 + kk * 16 * 128, cfg::k_panel, 1024), kk > 0);
+        for (int kk = 1; kk < DQ_STEPS; ++kk)
+          pa_wgmma_ss_tt64<T, true>(dq[x], pa_hbwd_desc<cfg::k_panel, 1024>((a0 >> 4) + kk * 128),
+                                    pa_hbwd_desc<cfg::k_panel, 1024>((b0 >> 4) + kk * 128));
         pa_wgmma_commit();
       }
-      const bool pairs = (p.head_dim & 1) == 0;
       const bool bulk_ok = (p.head_dim & 3) == 0; /* 16-byte rows and sizes */
 #pragma unroll
       for (int x = 0; x < DQ_PASSES; ++x) {
@@ -414,23 +493,14 @@ __global__ void __launch_bounds__(256, 1)
           }
           continue;
         }
-#pragma unroll
-        for (int r = 0; r < 2; ++r) {
-          const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + g8 + 8 * r;
-          if (i >= c.seq.len_q) continue;
-          float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim;
-#pragma unroll
-          for (int n = 0; n < 8; ++n)
-            pa_bwd_dq_add2(dst, c0 + 8 * n + 2 * t, p.head_dim, pairs, dq[x][n][2 * r],
-                           dq[x][n][2 * r + 1]);
-        }
+        dq_add(dq[x], h, i0, c0);
       }
     } else {
       pa_wgmma_wait<0>();
     }
     pa_wgmma_fence_regs(dv);
     pa_wgmma_fence_regs(dk);
-    x = next;
+    at = next;
   }
   pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
   if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
@@ -478,10 +548,14 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaS
   if constexpr (D == 128) {
     if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
     if (bulk) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT | PA_HBWD_BULK>(p, ws, stream);
+    if (pa_hbwd_stats())
+      return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT | PA_HBWD_STATS>(p, ws, stream);
     return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT>(p, ws, stream);
   } else {
     if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
     if (bulk) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128 | PA_HBWD_BULK>(p, ws, stream);
+    if (pa_hbwd_stats())
+      return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128 | PA_HBWD_STATS>(p, ws, stream);
     return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128>(p, ws, stream);
   }
 }
