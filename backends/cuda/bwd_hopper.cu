@@ -32,10 +32,13 @@
  *
  * Compiled for sm_90a only (CMakeLists.txt, with fwd_hopper.cu); without 90 in
  * POLYATTN_CUDA_ARCHS it is compiled for the module's architectures and declines. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "ampere_mma.cuh"
 #include "ampere_tile.cuh"
@@ -365,14 +368,35 @@ __global__ void __launch_bounds__(256, 1)
     tl.range = pa_bwd_tile_range<BQ, BK>(c, i0);
     tl.partial = tile_partial;
     tl.xscale = xscale;
-    if (!general && !tl.range && !tile_partial) {
+    /* The lean path (no softcap, ALiBi or partial block mask): P from the plain score;
+     * MASKED (the tile crosses a causal/window/length edge) keeps (i, j) iff
+     * dlo <= j - i <= dhi and j < len_k, pa_mask_keep's rule in the thread's two keys
+     * and sixteen queries, instead of the general path's per-element row ranges. */
+    auto lean = [&](auto masked) {
+      constexpr bool MASKED = decltype(masked)::value;
+      int dlo = INT_MIN, dhi = INT_MAX, ja = 0, da = 0;
+      if constexpr (MASKED) {
+        const int64_t off = (int64_t)c.mask.len_k - c.mask.len_q;
+        if (c.mask.window_left >= 0) dlo = (int)max(off - c.mask.window_left, (int64_t)INT_MIN);
+        if (c.mask.window_right >= 0) dhi = (int)min(off + c.mask.window_right, (int64_t)INT_MAX);
+        ja = c.j0 + wk + g8;     /* the thread's first key; the second is ja + 8 */
+        da = ja - (i0 + 2 * t);  /* j - i of element (n = 0, e = 0) */
+      }
       pa_wgmma_wait<1>(); /* S^T landed */
       pa_wgmma_fence_regs(s);
 #pragma unroll
       for (int n = 0; n < Q_TILES; ++n) {
         const float2 l2 = *(const float2 *)(lse2_s + 8 * n + 2 * t);
 #pragma unroll
-        for (int e = 0; e < 4; ++e) s[n][e] = pa_exp2(fmaf(s[n][e], xscale, -((e & 1) ? l2.y : l2.x)));
+        for (int e = 0; e < 4; ++e) {
+          const float v = pa_exp2(fmaf(s[n][e], xscale, -((e & 1) ? l2.y : l2.x)));
+          if constexpr (MASKED) {
+            const int d = da + 8 * (e >> 1) - 8 * n - (e & 1);
+            s[n][e] = d >= dlo && d <= dhi && ja + 8 * (e >> 1) < c.mask.len_k ? v : 0.0f;
+          } else {
+            s[n][e] = v;
+          }
+        }
       }
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(dp);
@@ -382,6 +406,12 @@ __global__ void __launch_bounds__(256, 1)
 #pragma unroll
         for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - ((e & 1) ? ds.y : ds.x)) * p.scale;
       }
+    };
+    if (!general && !tile_partial) {
+      if (tl.range)
+        lean(std::true_type());
+      else
+        lean(std::false_type());
     } else {
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
