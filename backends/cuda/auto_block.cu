@@ -69,29 +69,43 @@ auto_layout make_layout(const pa_problem *p) {
 /* ------------------------------------------------------------------ pool */
 
 /* One warp per (Q or K) block: lane l holds dims VEC * l + 32 * VEC * u + e (u < U,
- * e < VEC) and PA_AB_POOL_CHAINS row chains of each, and reads 8 rows at a time
- * (8 loads in flight per lane, each warp load a contiguous run of the row). */
+ * e < VEC) and PA_AB_POOL_CHAINS row chains of each, and reads ROWS rows at a time
+ * (ROWS * U loads in flight per lane, each warp load a contiguous run of the row).
+ * R1 with 8 rows a step at hd128: 135 us at S16384 (latency-bound, ~1 TB/s), so
+ * the hd <= 128 16-bit instance takes 16; the others keep 8 (registers). */
 enum { POOL_WARPS = 4 };
 
-/* VEC consecutive elements of a row as floats (VEC = 4: one 8-byte load of a 16-bit
- * dtype, the host checked the alignment). Exact conversions, as pa_load_f32. */
+/* VEC consecutive elements of a row, raw (VEC = 4: one 8-byte load of a 16-bit
+ * dtype, the host checked the alignment; VEC = 1: one element of any dtype, as
+ * float bits). */
+template <int VEC> struct pool_raw { uint2 v; };
+template <> struct pool_raw<1> { uint32_t v; };
+
 template <int VEC>
-__device__ __forceinline__ void pool_load(const void *base, int64_t at, polyattn_dtype dtype,
-                                          float *x) {
-  if (VEC == 4) {
-    const uint2 raw = *(const uint2 *)((const uint16_t *)base + at);
-    const uint16_t h[4] = {(uint16_t)(raw.x & 0xffffu), (uint16_t)(raw.x >> 16),
-                           (uint16_t)(raw.y & 0xffffu), (uint16_t)(raw.y >> 16)};
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      x[e] = dtype == POLYATTN_DTYPE_BF16 ? __uint_as_float((uint32_t)h[e] << 16)
-                                          : __half2float(__ushort_as_half(h[e]));
+__device__ __forceinline__ pool_raw<VEC> pool_load(const void *base, int64_t at,
+                                                   polyattn_dtype dtype) {
+  pool_raw<VEC> r;
+  if constexpr (VEC == 4)
+    r.v = __ldg((const uint2 *)((const uint16_t *)base + at));
+  else
+    r.v = __float_as_uint(pa_load_f32(base, at, dtype));
+  return r;
+}
+
+/* Element e of a raw load as float: exact conversions, as pa_load_f32. */
+template <int VEC>
+__device__ __forceinline__ float pool_elem(const pool_raw<VEC> &r, int e, polyattn_dtype dtype) {
+  if constexpr (VEC == 4) {
+    const uint32_t w = e < 2 ? r.v.x : r.v.y;
+    const uint16_t h = (uint16_t)(e % 2 ? w >> 16 : w & 0xffffu);
+    return dtype == POLYATTN_DTYPE_BF16 ? __uint_as_float((uint32_t)h << 16)
+                                        : __half2float(__ushort_as_half(h));
   } else {
-    x[0] = pa_load_f32(base, at, dtype);
+    return __uint_as_float(r.v);
   }
 }
 
-template <int VEC, int U>
+template <int VEC, int U, int ROWS>
 __global__ void __launch_bounds__(32 * POOL_WARPS)
     pool_kernel(const __grid_constant__ pa_problem p, float *qbar, float *kbar, int64_t nq_items,
                 int64_t nk_items) {
@@ -102,7 +116,9 @@ __global__ void __launch_bounds__(32 * POOL_WARPS)
   const int64_t it = isq ? item : item - nq_items;
   const int nblk = isq ? p.mask_qblocks : p.mask_kblocks;
   const int heads = isq ? p.heads_q : p.heads_kv;
-  const int blk = (int)(it % nblk), head = (int)(it / nblk % heads), b = (int)(it / nblk / heads);
+  /* heads fastest: neighbouring warps read neighbouring heads of the same rows, so
+   * a token's whole row (all heads, contiguous in the usual layout) is read at once */
+  const int head = (int)(it % heads), blk = (int)(it / heads % nblk), b = (int)(it / heads / nblk);
   const pa_seq seq = pa_problem_seq(&p, b);
   const int64_t len = isq ? seq.len_q : seq.len_k; /* seqused_k applied */
   const int bsz = isq ? p.block_q : p.block_k;
@@ -110,31 +126,37 @@ __global__ void __launch_bounds__(32 * POOL_WARPS)
   if (r0 >= len) return; /* the CPU never pools these; the choose kernel never reads them */
   const int64_t r1 = r0 + bsz < len ? r0 + bsz : len;
   const pa_view *view = isq ? &p.q : &p.k;
-  const int64_t start = isq ? seq.q_start : seq.k_start;
+  const int64_t row0 = pa_view_row(view, b, r0, isq ? seq.q_start : seq.k_start, head);
+  const int64_t rstride = view->stride_s;
   const int D = p.head_dim;
   enum { C = PA_AB_POOL_CHAINS };
+  static_assert(ROWS % C == 0, "row k of a step is chain k % C");
 
   float c[C][U * VEC];
 #pragma unroll
   for (int k = 0; k < C; ++k)
 #pragma unroll
     for (int x = 0; x < U * VEC; ++x) c[k][x] = 0.0f;
-  for (int64_t rb = r0; rb < r1; rb += C) {
-    float x[C][U * VEC]; /* row rb + k: chain k, since rb - r0 is a multiple of C */
+  for (int64_t rb = 0; rb < r1 - r0; rb += ROWS) {
+    pool_raw<VEC> raw[ROWS][U]; /* row r0 + rb + k: chain k % C */
 #pragma unroll
-    for (int k = 0; k < C; ++k) {
-      const int64_t at = pa_view_row(view, b, rb + k < r1 ? rb + k : r0, start, head);
+    for (int k = 0; k < ROWS; ++k) {
+      const int64_t at = row0 + (rb + k < r1 - r0 ? rb + k : 0) * rstride;
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const int d = VEC * lane + 32 * VEC * u;
-        if (d < D) pool_load<VEC>(view->ptr, at + d, p.dtype, &x[k][u * VEC]);
+        if (d < D) raw[k][u] = pool_load<VEC>(view->ptr, at + d, p.dtype);
       }
     }
 #pragma unroll
-    for (int k = 0; k < C; ++k)
-      if (rb + k < r1)
+    for (int k = 0; k < ROWS; ++k)
+      if (rb + k < r1 - r0)
 #pragma unroll
-        for (int x2 = 0; x2 < U * VEC; ++x2) c[k][x2] = pa_ab_add(c[k][x2], x[k][x2]);
+        for (int u = 0; u < U; ++u)
+          if (VEC * lane + 32 * VEC * u < D)
+#pragma unroll
+            for (int e = 0; e < VEC; ++e)
+              c[k % C][u * VEC + e] = pa_ab_add(c[k % C][u * VEC + e], pool_elem<VEC>(raw[k][u], e, p.dtype));
   }
   const int nkb = p.mask_kblocks;
 #pragma unroll
@@ -159,8 +181,9 @@ __global__ void __launch_bounds__(32 * POOL_WARPS)
 /* CH_WARPS warps per thread block, CH_ROWS query blocks per warp (each K value
  * read from shared memory feeds CH_ROWS fmas), key blocks in chunks of 32 * CH_VC
  * (CH_VC fma chains per lane and row), pooled K staged CH_DC dims at a time. */
-enum { CH_WARPS = 4, CH_ROWS = 2, CH_VC = 8, CH_DC = 16 };
+enum { CH_WARPS = 4, CH_ROWS = 2, CH_VC = 8, CH_DC = 8 };
 enum { CH_QB = CH_WARPS * CH_ROWS, CH_KC = 32 * CH_VC };
+static_assert(CH_DC * CH_KC % (32 * CH_WARPS) == 0, "the staging splits evenly");
 
 /* A key block's word in shared memory once its mass is known: the mass's bits
  * (bit 31 clear: masses are >= 0) for a candidate, with bit 31 set for a forced
@@ -211,7 +234,7 @@ __device__ __forceinline__ void lane_sums(const uint32_t *words, int nkb, uint32
 
 /* Grid: (ceil(mask_qblocks / CH_QB), heads_q, batch), 32 * CH_WARPS threads; warp w
  * takes query blocks CH_QB * blockIdx.x + CH_ROWS * w + r. */
-__global__ void __launch_bounds__(32 * CH_WARPS)
+__global__ void __launch_bounds__(32 * CH_WARPS, 4)
     choose_kernel(const __grid_constant__ pa_problem p, const float *qbar, const float *kbar,
                   uint8_t *mask, unsigned long long *counters) {
   extern __shared__ __align__(16) unsigned char smem[];
@@ -263,10 +286,20 @@ __global__ void __launch_bounds__(32 * CH_WARPS)
       for (int j = 0; j < CH_VC; ++j) acc[r][j] = 0.0f;
     for (int dc = 0; dc < D; dc += CH_DC) {
       __syncthreads(); /* the previous stage is read (and, first time, qs written) */
-#pragma unroll 8
-      for (int x = threadIdx.x; x < CH_DC * CH_KC; x += 32 * CH_WARPS) {
-        const int dd = x / CH_KC, kb = kc + x % CH_KC;
-        ks[x] = dc + dd < D && kb < nkb ? kb_base[(int64_t)(dc + dd) * nkb + kb] : 0.0f;
+      {
+        /* every load first, then the stores: a store to shared memory between them
+         * would make each load wait for the one before (generic pointers may alias),
+         * which cost a round trip to L2 per value (R1: 133 us for this kernel) */
+        enum { PER_THREAD = CH_DC * CH_KC / (32 * CH_WARPS) };
+        float v[PER_THREAD];
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; ++i) {
+          const int x = (int)threadIdx.x + i * 32 * CH_WARPS;
+          const int dd = x / CH_KC, kb = kc + x % CH_KC;
+          v[i] = dc + dd < D && kb < nkb ? __ldg(kb_base + (int64_t)(dc + dd) * nkb + kb) : 0.0f;
+        }
+#pragma unroll
+        for (int i = 0; i < PER_THREAD; ++i) ks[threadIdx.x + i * 32 * CH_WARPS] = v[i];
       }
       __syncthreads();
       const int dn = D - dc < CH_DC ? D - dc : CH_DC;
@@ -406,6 +439,11 @@ __global__ void settle_kernel(const __grid_constant__ pa_problem p, uint8_t *mas
   if (!dense && !out) return; /* the mask stays as chosen */
   const int nkb = p.mask_kblocks, nqb = p.mask_qblocks;
   const int64_t n = total - x0 < SETTLE_BYTES ? total - x0 : SETTLE_BYTES;
+  if (dense && !out && n == SETTLE_BYTES) { /* the mask is 256-byte aligned (auto_layout) */
+    const uint32_t v = gate ? 0u : 0x01010101u;
+    *(uint4 *)(mask + x0) = make_uint4(v, v, v, v);
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const int64_t x = x0 + i;
     const uint8_t v = dense ? 1 : mask[x];
@@ -483,11 +521,11 @@ cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cud
   const int64_t nk_items = (int64_t)p->batch * p->heads_kv * p->mask_kblocks;
   const unsigned pool_blocks = (unsigned)((nq_items + nk_items + POOL_WARPS - 1) / POOL_WARPS);
   if (pool_vec4(p) && p->head_dim <= 128)
-    pool_kernel<4, 1><<<pool_blocks, 32 * POOL_WARPS, 0, stream>>>(*p, qbar, kbar, nq_items, nk_items);
+    pool_kernel<4, 1, 16><<<pool_blocks, 32 * POOL_WARPS, 0, stream>>>(*p, qbar, kbar, nq_items, nk_items);
   else if (pool_vec4(p))
-    pool_kernel<4, 2><<<pool_blocks, 32 * POOL_WARPS, 0, stream>>>(*p, qbar, kbar, nq_items, nk_items);
+    pool_kernel<4, 2, 8><<<pool_blocks, 32 * POOL_WARPS, 0, stream>>>(*p, qbar, kbar, nq_items, nk_items);
   else
-    pool_kernel<1, POLYATTN_MAX_HEAD_DIM / 32>
+    pool_kernel<1, POLYATTN_MAX_HEAD_DIM / 32, 8>
         <<<pool_blocks, 32 * POOL_WARPS, 0, stream>>>(*p, qbar, kbar, nq_items, nk_items);
 
   const size_t smem = choose_smem(p);
