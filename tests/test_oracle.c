@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "autoblock.h"
 #include "convert.h"
 #include "oracle.h"
 
@@ -384,6 +385,112 @@ Test(autoblock, keeps_first_and_diagonal_and_all_at_threshold_one) {
   pa_auto_block_estimate(&w, mask);
   const uint8_t want[2 * NB] = {1, 0, 1, 0, 1, 0, 0, 1};
   cr_assert_arr_eq(mask, want, sizeof(want));
+}
+
+/* autoblock.h's exp and tanh are estimates' functions, not libm's, but close to it. */
+Test(autoblock, exp_and_tanh_are_close_to_libm) {
+  cr_assert_eq(pa_ab_exp(0.0f), 1.0f);
+  cr_assert_eq(pa_ab_exp(-200.0f), 0.0f);
+  cr_assert_eq(pa_ab_exp(-INFINITY), 0.0f);
+  for (float x = -86.0f; x <= 0.0f; x += 0.0137f) {
+    const double want = exp((double)x), got = pa_ab_exp(x);
+    cr_assert(fabs(got / want - 1.0) < 2e-5, "exp(%g): %.9g, libm %.9g", x, got, want);
+  }
+  for (float x = -9.0f; x <= 9.0f; x += 0.0071f)
+    cr_assert(fabs(pa_ab_tanh(x) - tanh((double)x)) < 1e-6, "tanh(%g): %.9g", x, pa_ab_tanh(x));
+}
+
+/* The kept set, recomputed the slow and obvious way in autoblock.h's arithmetic:
+ * the candidates sorted by (mass descending, kb ascending), then added one at a time
+ * while the lane-order sum of the forced blocks and those so far is below the
+ * target. The estimator finds it by a bitwise search instead; they must agree. */
+typedef struct ab_cand {
+  float mass;
+  int kb;
+} ab_cand;
+static int ab_cand_cmp(const void *pa, const void *pb) {
+  const ab_cand *a = pa, *b = pb;
+  if (a->mass != b->mass) return a->mass > b->mass ? -1 : 1;
+  return (a->kb > b->kb) - (a->kb < b->kb);
+}
+static float ab_lane_sum(const float *mass, const int *in, int n) {
+  float v[PA_AB_LANES], w[PA_AB_LANES];
+  for (int l = 0; l < PA_AB_LANES; ++l) {
+    v[l] = 0.0f;
+    for (int kb = l; kb < n; kb += PA_AB_LANES)
+      if (in[kb]) v[l] = pa_ab_add(v[l], mass[kb]);
+  }
+  for (int o = PA_AB_LANES / 2; o; o >>= 1) {
+    for (int l = 0; l < PA_AB_LANES; ++l) w[l] = pa_ab_add(v[l], v[l ^ o]);
+    memcpy(v, w, sizeof v);
+  }
+  return v[0];
+}
+static void ab_pool(const float *x, int r0, int r1, int D, float *out) {
+  for (int d = 0; d < D; ++d) {
+    float c[PA_AB_POOL_CHAINS] = {0};
+    for (int r = r0; r < r1; ++r)
+      c[(r - r0) % PA_AB_POOL_CHAINS] = pa_ab_add(c[(r - r0) % PA_AB_POOL_CHAINS], x[r * D + d]);
+    out[d] = pa_ab_pool_combine(c, r1 - r0);
+  }
+}
+
+Test(autoblock, kept_set_is_the_shortest_prefix_by_mass) {
+  enum { S = 600, D = 24, BS = 16, NB = (S + BS - 1) / BS }; /* 38 blocks: not a power of 2 */
+  static float q[S * D], k[S * D], v[S * D];
+  fill_random(q, S * D);
+  fill_random(k, S * D);
+  fill_random(v, S * D);
+  pa_problem p = make_problem(POLYATTN_DTYPE_F32, 1, S, S, 1, 1, D, D, q, k, v, NULL);
+  set_blocks(&p, BS, BS);
+  p.scale = 6.0f; /* spread the pooled scores: a threshold then keeps some, not all */
+  p.sparsity = POLYATTN_SPARSITY_AUTO_BLOCK;
+  const pa_mask m = {S, S, -1, -1};
+  static float kbar[NB][D];
+  for (int kb = 0; kb < NB; ++kb) ab_pool(k, kb * BS, kb * BS + BS < S ? kb * BS + BS : S, D, kbar[kb]);
+
+  const float thresholds[] = {0.5f, 0.9f, 0.99f};
+  long beyond_forced = 0, dropped = 0;
+  for (int t = 0; t < 3; ++t) {
+    p.block_threshold = thresholds[t];
+    static uint8_t mask[NB * NB];
+    pa_auto_block_estimate(&p, mask);
+    for (int qb = 0; qb < NB; ++qb) {
+      const int i0 = qb * BS, i1 = i0 + BS < S ? i0 + BS : S;
+      float qbar[D], e[NB], mass[NB], max_e = -INFINITY;
+      ab_pool(q, i0, i1, D, qbar);
+      for (int kb = 0; kb < NB; ++kb) {
+        const int k0 = kb * BS, n = (k0 + BS < S ? k0 + BS : S) - k0;
+        float dot = 0.0f;
+        for (int d = 0; d < D; ++d) dot = pa_ab_fma(qbar[d], kbar[kb][d], dot);
+        e[kb] = pa_ab_score(dot, p.scale, 0.0f, 0.0f, &m, i0 + (i1 - i0 - 1) / 2, k0 + (n - 1) / 2);
+        if (e[kb] > max_e) max_e = e[kb];
+      }
+      int in[NB], all[NB], nc = 0;
+      ab_cand cand[NB];
+      for (int kb = 0; kb < NB; ++kb) {
+        const int k0 = kb * BS, n = (k0 + BS < S ? k0 + BS : S) - k0;
+        mass[kb] = pa_ab_mass(n, e[kb], max_e);
+        in[kb] = kb == 0 || kb == qb; /* the first block and the diagonal */
+        all[kb] = 1;
+        if (!in[kb]) cand[nc++] = (ab_cand){mass[kb], kb};
+      }
+      const float target = pa_ab_mul(p.block_threshold, ab_lane_sum(mass, all, NB));
+      qsort(cand, (size_t)nc, sizeof cand[0], ab_cand_cmp);
+      for (int c = 0; c < nc && ab_lane_sum(mass, in, NB) < target; ++c) {
+        in[cand[c].kb] = 1;
+        beyond_forced += 1;
+      }
+      for (int kb = 0; kb < NB; ++kb) {
+        cr_assert_eq(mask[qb * NB + kb], in[kb], "threshold %g, block (%d, %d)",
+                     thresholds[t], qb, kb);
+        dropped += !in[kb];
+      }
+    }
+  }
+  /* the search had work to do: it kept candidates and dropped others */
+  cr_assert_gt(beyond_forced, 3 * NB);
+  cr_assert_gt(dropped, 3 * NB, "dropped %ld", dropped);
 }
 
 Test(autoblock, resolve_runs_the_chosen_mask_and_reports_it) {

@@ -117,9 +117,9 @@ int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *
 size_t pa_cuda_hopper_backward_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_hopper_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream);
-/* auto_block.cu: AUTO_BLOCK's estimator on the GPU (common/autoblock.c's, same
- * sums in the same order). The workspace: counters, the chosen mask, pooled K,
- * then (from pa_cuda_auto_block_workspace(p) on) the BLOCK kernel's own. resolve
+/* auto_block.cu: AUTO_BLOCK's estimator on the GPU (common/autoblock.c's, in
+ * common/autoblock.h's arithmetic and orders: the same mask bit for bit). The
+ * workspace: counters, the chosen mask, pooled Q and K, then (from pa_cuda_auto_block_workspace(p) on) the BLOCK kernel's own. resolve
  * enqueues the estimate and fills `r` as the BLOCK problem over the chosen mask;
  * when the density is above the cut-off the mask handed on is all ones (dense), or,
  * with `dense_gate` non-NULL, all zeros, and *dense_gate then points to a device int
