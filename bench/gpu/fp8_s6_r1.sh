@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fp8_s6_r1.sh: sixth session, round 1 of issue 9 (FP8 forward on Hopper), helper
 # queue (150 s). Run from the unpacked kit (bin/, lib/) as OUT=<dir> bash run.sh.
+#   0. fp8_check: TMA swizzle image, S (SS), V^T (transposer), O (RS) against the CPU
 #   1. test_fp8: the FP8 cases against the float64 oracle (+ the other kernels decline)
 #   2. attn_speed: fp8 hd128/hd64 S8192, the variants (POLYATTN_CUDA_FP8_VARIANT), bf16 beside
 #      it; test_fp8 on four cases with pingpong-e16
@@ -23,11 +24,13 @@ step() { # name timeout cmd...
   echo "$name: rc=$rc ($((SECONDS - t0)) s)" | tee -a "$S"
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$OUT/nvidia-smi.txt" 2>&1
+step fp8_check 10 fp8_check
+cat "$OUT/fp8_check.txt" | tee -a "$S"
 step test_fp8 30 test_fp8 --verbose --jobs 8
 grep -E "vs oracle|Synthesis|FAIL|fail|SKIP|forced|Assertion" "$OUT/test_fp8.txt" | head -40 | tee -a "$S"
 V=POLYATTN_CUDA_FP8_VARIANT
 AS="attn_speed --backend cuda --warm 0.25 --iters 40"
-step speed-fp8-d128 12 $AS --dtype fp8 --batch 2 --heads 16 --dim 128 --seq 8192 \
+step speed-fp8-d128 11 $AS --dtype fp8 --batch 2 --heads 16 --dim 128 --seq 8192 \
   $V=serial $V=pipe $V=pingpong $V=serial-s3 $V=pingpong-s3 $V=serial-e16 $V=pipe-e16 $V=pingpong-e16 \
   $V=pingpong-s3-e16 $V=serial
 step speed-fp8-d64 8 $AS --dtype fp8 --batch 2 --heads 32 --dim 64 --seq 8192 $V=serial $V=pipe $V=pingpong \
