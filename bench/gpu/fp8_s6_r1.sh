@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 S="$OUT/SUMMARY.txt"
 # the kit's libraries are compressed (the transfer limit): xz for the CUDA module
 for f in lib/*.xz; do [ -f "$f" ] && { xz -d "$f" 2>/dev/null || python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f"; }; done
-for f in lib/*.gz; do [ -f "$f" ] && gzip -d "$f"; done
+for f in lib/*.gz bin/*.gz; do [ -f "$f" ] && gzip -d "$f" && chmod +x "${f%.gz}"; done
 [ -f ./env ] && source ./env
 step() { # name timeout cmd...
   local name=$1 t=$2; shift 2
@@ -26,7 +26,7 @@ step() { # name timeout cmd...
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv >"$OUT/nvidia-smi.txt" 2>&1
 step fp8_check 10 fp8_check
 cat "$OUT/fp8_check.txt" | tee -a "$S"
-step test_fp8 30 test_fp8 --verbose --jobs 8
+step test_fp8 28 test_fp8 --verbose --jobs 8
 grep -E "vs oracle|Synthesis|FAIL|fail|SKIP|forced|Assertion" "$OUT/test_fp8.txt" | head -40 | tee -a "$S"
 V=POLYATTN_CUDA_FP8_VARIANT
 AS="attn_speed --backend cuda --warm 0.25 --iters 40"
@@ -44,7 +44,7 @@ step test_fp8-pingpong-e16 12 env $V=pingpong-e16 \
 grep -E "vs oracle|Synthesis" "$OUT/test_fp8-pingpong-e16.txt" | tee -a "$S"
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 if [ -n "$CS" ]; then
-  step memcheck 22 env POLYATTN_TEST_CASES=d64_sq1_sk255_mqa,d128_causal_sq200_sk333_block \
+  step memcheck 20 env POLYATTN_TEST_CASES=d64_sq1_sk255_mqa,d128_causal_sq200_sk333_block \
     "$CS" --tool memcheck --error-exitcode 9 test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
   grep -E "ERROR SUMMARY|Synthesis" "$OUT"/memcheck*.txt | tee -a "$S"
 fi
@@ -59,7 +59,7 @@ if [ -n "$OBJ" ]; then
 fi
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 if [ -n "$NCU" ]; then
-  step ncu-d128 18 "$NCU" --clock-control none --kernel-name regex:fp8 --launch-count 1 \
+  step ncu-d128 15 "$NCU" --clock-control none --kernel-name regex:fp8 --launch-count 1 \
     --section SpeedOfLight --section WarpStateStats --section ComputeWorkloadAnalysis \
     --section MemoryWorkloadAnalysis --section InstructionStats \
     attn_speed --backend cuda --dtype fp8 --warm 0 --iters 1 --batch 2 --heads 16 --dim 128 --seq 8192 \
