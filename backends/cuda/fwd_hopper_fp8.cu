@@ -29,6 +29,8 @@
  * Run-time features are the Hopper kernel's (block_ctx.cuh, frag_scores.cuh): causal,
  * windows, softcap, ALiBi, GQA, varlen, seqused_k, LSE. Not: block masks, AUTO_BLOCK,
  * 2:4 (UNSUPPORTED). */
+#define PA_CUDA_HOPPER_FP8_REAL 1
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,8 +157,16 @@ struct pa_fp8_cfg {
  *             P.V of tile n, the softmax of n + 1 under that P.V;
  *   pingpong  pipe, and the two consumers take turns issuing (named barriers), so
  *             one's softmax runs while the other's products have the tensor cores;
- * and PA_FP8_S3: a three-stage ring. POLYATTN_CUDA_FP8_VARIANT names one (host side). */
-enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4 };
+ * and the bits
+ *   PA_FP8_S3   a three-stage ring;
+ *   PA_FP8_E16  the softmax's exponentials two per MUFU instruction in fp16
+ *               (ampere_softmax.cuh, pa_exp2_pair_f16): p has 11 bits there and is
+ *               rounded to e4m3's 4 right after, and the special-function unit's
+ *               16 exponentials per clock per SM are ~1024 clocks per 128 x 128 tile,
+ *               as long as the tile's fp8 products at the tensor cores' peak.
+ * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
+enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
+       PA_FP8_E16 = 8 };
 
 enum {
   PA_FP8_MAX_STAGES = 3,
@@ -238,6 +248,7 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
   enum {
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
     PINGPONG = (V & PA_FP8_SCHED) == PA_FP8_PINGPONG,
+    EXP16 = (V & PA_FP8_E16) != 0,
     BQ = cfg::block_q,
     BK = cfg::block_k,
     SW = cfg::sw,
@@ -369,7 +380,7 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
     pa_frag_softmax_update_max<S_TILES>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
-    pa_frag_softmax_accumulate<S_TILES>(sm, sacc, xscale);
+    pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
 #pragma unroll
@@ -581,7 +592,11 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe", PA_FP8_PIPE)                       \
   X("pingpong", PA_FP8_PINGPONG)               \
   X("serial-s3", PA_FP8_SERIAL | PA_FP8_S3)    \
-  X("pingpong-s3", PA_FP8_PINGPONG | PA_FP8_S3)
+  X("pingpong-s3", PA_FP8_PINGPONG | PA_FP8_S3) \
+  X("serial-e16", PA_FP8_SERIAL | PA_FP8_E16)   \
+  X("pipe-e16", PA_FP8_PIPE | PA_FP8_E16)       \
+  X("pingpong-e16", PA_FP8_PINGPONG | PA_FP8_E16) \
+  X("pingpong-s3-e16", PA_FP8_PINGPONG | PA_FP8_S3 | PA_FP8_E16)
 
 /* The default: the variant measured fastest on the H200 (bench/RESULTS.md, issue 9). */
 enum { PA_FP8_DEFAULT = PA_FP8_SERIAL };
