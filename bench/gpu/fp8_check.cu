@@ -116,6 +116,48 @@ __global__ void __launch_bounds__(128, 1)
 #endif
 }
 
+/* 5. The RS A-operand layout, probed: lane l's A byte e (0..15, reg e / 4, byte e % 4)
+ * is loaded from P[row][k] with (row, k) from the candidate table `tab` ([32][16] pairs,
+ * row within the warp's 16); B = V^T written by plain stores (128-byte swizzle, keys in
+ * order); O = A . B by one k32 wgmma. The host checks each candidate. */
+template <int D>
+__global__ void __launch_bounds__(128, 1)
+    fp8_probe_kernel(const uint8_t *pg, const uint8_t *vg, const int *tab, float *og) {
+#if PA_HOPPER_ARCH_OK
+  extern __shared__ __align__(1024) unsigned char smem[];
+  const uint32_t s_b = (pa_hsmem(smem) + 1023u) & ~1023u;
+  unsigned char *b = smem + (s_b - pa_hsmem(smem));
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  for (int i = tid; i < D * 128; i += 128) { /* B[n][k] = V[k][n], k < 32 used */
+    const int n = i / 128, k = i % 128;
+    b[pa_swz<128>((uint32_t)(n * 128 + k))] = k < 32 ? vg[k * D + n] : 0;
+  }
+  pa_fence_proxy_async();
+  __syncthreads();
+  uint32_t a[4] = {0, 0, 0, 0};
+  for (int e = 0; e < 16; ++e) {
+    const int row = tab[(lane * 16 + e) * 2], k = tab[(lane * 16 + e) * 2 + 1];
+    a[e / 4] |= (uint32_t)pg[(16 * warp + row) * 32 + k] << (8 * (e % 4));
+  }
+  float o[D / 8][4];
+  for (int i = 0; i < D / 8; ++i) o[i][0] = o[i][1] = o[i][2] = o[i][3] = 0.0f;
+  pa_wgmma_fence_regs(o);
+  pa_wgmma_fence();
+  pa_wgmma_fp8_rs<D>(o, a, pa_fp8_desc<128>(s_b), 1);
+  pa_wgmma_commit();
+  pa_wgmma_wait<0>();
+  pa_wgmma_fence_regs(o);
+  const int r0 = 16 * warp + g;
+  for (int i = 0; i < D / 8; ++i) {
+    const int col = 8 * i + 2 * t;
+    og[r0 * D + col] = o[i][0];
+    og[r0 * D + col + 1] = o[i][1];
+    og[(r0 + 8) * D + col] = o[i][2];
+    og[(r0 + 8) * D + col + 1] = o[i][3];
+  }
+#endif
+}
+
 static unsigned long long ck_rng = 0x9E3779B97F4A7C15ull;
 static float ck_urand() { /* [-1, 1) */
   ck_rng = ck_rng * 6364136223846793005ull + 1442695040888963407ull;
@@ -209,6 +251,67 @@ static int ck_case() {
   return ok ? 0 : 1;
 }
 
+/* Candidate A layouts: byte e of lane (g, t) -> (row, k). */
+static void ck_layout(int cand, int lane, int e, int *row, int *k) {
+  const int g = lane / 4, t = lane % 4, reg = e / 4, j = e % 4;
+  switch (cand) {
+  case 0: /* mma.m16n8k32 8-bit A: regs (g, lo) (g+8, lo) (g, hi) (g+8, hi), k = 4t + j (+16) */
+    *row = g + 8 * (reg & 1), *k = 4 * t + j + 16 * (reg >> 1);
+    break;
+  case 1: /* regs (g, lo) (g, hi) (g+8, lo) (g+8, hi) */
+    *row = g + 8 * (reg >> 1), *k = 4 * t + j + 16 * (reg & 1);
+    break;
+  case 2: /* 16-bit-like pairs: k = 2t + (j & 1) + 8 * (j >> 1) (+16) */
+    *row = g + 8 * (reg & 1), *k = 2 * t + (j & 1) + 8 * (j >> 1) + 16 * (reg >> 1);
+    break;
+  default: /* k = 8t + j + 4 * (reg >> 1) */
+    *row = g + 8 * (reg & 1), *k = 8 * t + j + 4 * (reg >> 1);
+    break;
+  }
+}
+
+template <int D>
+static void ck_probe() {
+  uint8_t hp[64 * 32], hv[32 * D];
+  for (int i = 0; i < 64 * 32; ++i) hp[i] = pa_f32_to_fp8_e4m3(4.0f * ck_urand());
+  for (int i = 0; i < 32 * D; ++i) hv[i] = pa_f32_to_fp8_e4m3(4.0f * ck_urand());
+  uint8_t *dp, *dv;
+  int *dtab;
+  float *dout;
+  CK(cudaMalloc(&dp, sizeof hp));
+  CK(cudaMalloc(&dv, sizeof hv));
+  CK(cudaMalloc(&dtab, 32 * 16 * 2 * sizeof(int)));
+  CK(cudaMalloc(&dout, 64 * D * 4));
+  CK(cudaMemcpy(dp, hp, sizeof hp, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dv, hv, sizeof hv, cudaMemcpyHostToDevice));
+  const int smem = 1024 + 128 * D;
+  CK(cudaFuncSetAttribute(fp8_probe_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  float *ho = (float *)malloc(64 * D * 4);
+  for (int cand = 0; cand < 4; ++cand) {
+    int tab[32 * 16 * 2];
+    for (int l = 0; l < 32; ++l)
+      for (int e = 0; e < 16; ++e) ck_layout(cand, l, e, &tab[(l * 16 + e) * 2], &tab[(l * 16 + e) * 2 + 1]);
+    CK(cudaMemcpy(dtab, tab, sizeof tab, cudaMemcpyHostToDevice));
+    fp8_probe_kernel<D><<<1, 128, smem>>>(dp, dv, dtab, dout);
+    CK(cudaGetLastError());
+    CK(cudaDeviceSynchronize());
+    CK(cudaMemcpy(ho, dout, 64 * D * 4, cudaMemcpyDeviceToHost));
+    double err = 0, mx = 0;
+    for (int i = 0; i < 64; ++i)
+      for (int n = 0; n < D; ++n) {
+        double r = 0;
+        for (int k = 0; k < 32; ++k)
+          r += (double)pa_fp8_e4m3_to_f32(hp[i * 32 + k]) * pa_fp8_e4m3_to_f32(hv[k * D + n]);
+        const double e = fabs(ho[i * D + n] - r);
+        err = e > err || e != e ? e : err;
+        mx = fabs(r) > mx ? fabs(r) : mx;
+      }
+    printf("fp8_check D=%d A-layout candidate %d: max err %.3g of %.3g%s\n", D, cand, err, mx,
+           err <= 1e-5 * mx ? "  <- matches" : "");
+  }
+  free(ho);
+}
+
 int main() {
   int dev = 0, n = 0;
   if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
@@ -221,6 +324,7 @@ int main() {
     printf("fp8_check: needs sm_90, the device is %d.%d (skipped)\n", prop.major, prop.minor);
     return 77;
   }
+  ck_probe<64>();
   const int a = ck_case<64>(), b = ck_case<128>();
   return a == 2 || b == 2 ? 2 : (a || b) ? 1 : 0;
 }
