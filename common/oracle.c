@@ -111,6 +111,35 @@ static polyattn_dtype out_dtype(const pa_problem *p) {
   return p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : p->dtype;
 }
 
+/* The naive reference's Q.K^T for FP8 (decision 78): a plain implementation on Hopper's
+ * fp8 tensor cores, whose k32 instruction adds its 32 products to the float32
+ * accumulator with limited precision (DeepSeek-V3's report, section 3.3.2: about 14
+ * bits). Modelled as: per k32 step, the accumulator plus the exact sum of the 32
+ * products, truncated to 12 fraction bits below the largest exponent among the
+ * accumulator and the products (sign + 13 significant bits: the upper reading of
+ * "about 14 bits"). With exact e4m3 inputs bench/gpu/fp8_check.cu measured S errors of
+ * 2.8e-2 of max|S| 178 at D = 64 and 6.9e-2 of 249 at D = 128 on the H200, within this
+ * model's per-step bound (2^-5 and 2^-4 per step there); its typical error is what the
+ * test's LSE rule takes twice (decision 78). A yardstick, not a bit-exact model. */
+static double fp8_tensor_core_dot(const double *q, const double *k, int32_t D) {
+  double acc = 0.0;
+  for (int32_t g = 0; g < D; g += 32) {
+    const int32_t n = D - g < 32 ? D - g : 32;
+    double m = fabs(acc), sum = 0.0;
+    for (int32_t d = 0; d < n; ++d) {
+      const double x = q[g + d] * k[g + d];
+      sum += x;
+      if (fabs(x) > m) m = fabs(x);
+    }
+    if (m == 0.0) continue;
+    int e;
+    frexp(m, &e); /* m in [2^(e-1), 2^e) */
+    const double unit = ldexp(1.0, e - 1 - 12);
+    acc = (double)(float)(trunc((acc + sum) / unit) * unit);
+  }
+  return acc;
+}
+
 /* Steps 1-5 of the semantics for query row i (already in w->q): s[j], keep[j], and
  * dcap[j] = d s / d(scale * q.k), the softcap derivative (1 without softcap). */
 static void row_scores(const pa_problem *p, pa_ref_precision prec, const pa_ref_head *hd,
@@ -126,8 +155,11 @@ static void row_scores(const pa_problem *p, pa_ref_precision prec, const pa_ref_
     w->dcap[j] = 1.0;
     if (!w->keep[j]) continue;
     double dot = 0.0;
-    for (int32_t d = 0; d < D; ++d)
-      dot = pa_ref_madd(prec, dot, w->q[d], w->k[(int64_t)j * D + d]);
+    if (prec == PA_REF_NAIVE && p->dtype == POLYATTN_DTYPE_FP8_E4M3)
+      dot = fp8_tensor_core_dot(w->q, w->k + (int64_t)j * D, D);
+    else
+      for (int32_t d = 0; d < D; ++d)
+        dot = pa_ref_madd(prec, dot, w->q[d], w->k[(int64_t)j * D + d]);
     if (prec == PA_REF_F64) {
       w->s[j] = pa_score_f64(dot, p->scale, p->softcap, hd->slope, &hd->mask, i, j);
       if (p->softcap > 0.0f) {

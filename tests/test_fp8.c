@@ -411,7 +411,10 @@ static void run_case(const fp8_case *c) {
   fp8_errs eb = compare(out, refb, NULL, nq);
   const double bound = 2.0 * e.naive_err + e.atol;
   /* LSE: the tensor is [B, Hq, Sq] (fixed) or [Hq, total_q] (varlen) */
-  double lerr = 0;
+  /* LSE by the outputs' rule: 2 x the naive reference's error + 1e-3 (DESIGN.md's LSE
+   * bound): the naive reference models the fp8 tensor cores' limited accumulation of
+   * Q.K^T (common/oracle.c, decision 78), which moves the row maximum, hence LSE */
+  double lerr = 0, lnaive = 0;
   long lbad = 0;
   for (int b = 0; b < c->B && !c->no_lse; ++b)
     for (int h = 0; h < c->Hq; ++h)
@@ -423,17 +426,21 @@ static void run_case(const fp8_case *c) {
         if (isinf(want)) lbad += !(isinf(got) && got < 0);
         else if (!isfinite(got)) ++lbad;
         else lerr = fmax(lerr, fabs(got - want));
+        if (!isinf(want)) lnaive = fmax(lnaive, fabs(nlse[(size_t)h * R.total_q + row] - want));
       }
+  const double lbound = 2.0 * lnaive + 1e-3;
   cr_log_info("%s: vs oracle on fp8 inputs: err %.3g <= %.3g (2x naive %.3g + atol %.3g) nmse "
-              "%.3g; lse err %.3g; vs oracle on bf16 inputs (information): max err %.3g nmse "
-              "%.3g; run-to-run %s",
-              c->name, e.max_err, bound, e.naive_err, e.atol, e.nmse, lerr, eb.max_err, eb.nmse,
+              "%.3g; lse err %.3g <= %.3g (2x naive %.3g + 1e-3); vs oracle on bf16 inputs "
+              "(information): max err %.3g nmse %.3g; run-to-run %s",
+              c->name, e.max_err, bound, e.naive_err, e.atol, e.nmse, lerr, lbound, lnaive,
+              eb.max_err, eb.nmse,
               same ? "bit-identical" : "DIFFERENT");
   cr_expect_eq(e.nonfinite, 0, "%s: %ld non-finite outputs (unwritten poison?)", c->name,
                e.nonfinite);
   cr_expect(e.max_err <= bound, "%s: max err %.4g > bound %.4g", c->name, e.max_err, bound);
   cr_expect(e.nmse <= 5e-4, "%s: nmse %.3g > 5e-4", c->name, e.nmse);
-  cr_expect(lbad == 0 && lerr <= 1e-3, "%s: lse err %.3g (%ld bad)", c->name, lerr, lbad);
+  cr_expect(lbad == 0 && lerr <= lbound, "%s: lse err %.3g > %.3g (%ld bad)", c->name, lerr,
+            lbound, lbad);
   cr_expect(same, "%s: two runs differ", c->name);
   cr_expect(guard, "%s: the element past out (or lse) was written", c->name);
 

@@ -650,8 +650,10 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe-f16", PA_FP8_PIPE | PA_FP8_F16)       \
   X("pingpong-f16", PA_FP8_PINGPONG | PA_FP8_F16)
 
-/* The default: the variant measured fastest on the H200 (bench/RESULTS.md, issue 9). */
-enum { PA_FP8_DEFAULT = PA_FP8_SERIAL };
+/* The default: the variant measured fastest on the H200 (bench/RESULTS.md, issue 9; R1,
+ * fp8 S8192 TFLOP/s: hd128 pipe 727, pingpong 714, serial 677, pingpong-s3 712, the -e16
+ * ones 626-682; hd64 pipe 447, pingpong 431, serial 416). */
+enum { PA_FP8_DEFAULT = PA_FP8_PIPE };
 
 int pa_fp8_variant() {
   struct named {

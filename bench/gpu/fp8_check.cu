@@ -244,7 +244,10 @@ static int ck_case() {
       eo = e > eo || e != e ? e : eo;
       mo = fabs(r) > mo ? fabs(r) : mo;
     }
-  const bool ok = bad_raw == 0 && bad_vt == 0 && es <= 1e-5 * ms && eo <= 1e-5 * mo;
+  /* the fp8 tensor cores add each k32 step with ~13 significant bits (common/oracle.c's
+   * model, decision 78): allow 2^-12 of the largest magnitude per step, twice */
+  const double tol_s = 2.0 * (D / 32) * ldexp(1.0, -12), tol_o = 2.0 * 4 * ldexp(1.0, -12);
+  const bool ok = bad_raw == 0 && bad_vt == 0 && es <= tol_s * ms && eo <= tol_o * mo;
   printf("fp8_check D=%d: TMA swizzle-%d image %ld bad bytes; S (SS k32) max err %.3g of %.3g; "
          "V^T %ld bad bytes; O (RS k32) max err %.3g of %.3g: %s\n",
          D, SW, bad_raw, es, ms, bad_vt, eo, mo, ok ? "ok" : "FAIL");
@@ -307,7 +310,7 @@ static void ck_probe() {
         mx = fabs(r) > mx ? fabs(r) : mx;
       }
     printf("fp8_check D=%d A-layout candidate %d: max err %.3g of %.3g%s\n", D, cand, err, mx,
-           err <= 1e-5 * mx ? "  <- matches" : "");
+           err <= 1e-3 * mx ? "  <- matches" : "");
   }
   free(ho);
 }
