@@ -10,7 +10,7 @@ set -u
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
 S="$OUT/SUMMARY.txt"
-for f in lib/*.xz; do [ -f "$f" ] && { xz -d "$f" 2>/dev/null || python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f"; }; done
+for f in lib/*.xz bin/*.xz; do [ -f "$f" ] && { xz -d "$f" 2>/dev/null || python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f"; }; chmod +x "${f%.xz}" 2>/dev/null; done
 for f in lib/*.gz bin/*.gz; do [ -f "$f" ] && gzip -d "$f" && chmod +x "${f%.gz}"; done
 [ -f ./env ] && source ./env
 step() { # name timeout cmd...
