@@ -7,7 +7,9 @@
  *
  * Suite fp8 needs a CUDA device: without one every test is skipped, loudly; on a
  * device that is not compute capability 9.0 the call must be UNSUPPORTED with a
- * message, and the test then skips (it never passes without the Hopper kernel). */
+ * message, and the test then skips (it never passes without the Hopper kernel).
+ * Built with -DFP8_TEST_SELFCHECK (by hand, no GPU) the "kernel output" is the naive
+ * reference itself, which checks this file's own bookkeeping (layouts, LSE indexing). */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <criterion/parameterized.h>
