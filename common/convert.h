@@ -1,5 +1,6 @@
-/* fp16 / bf16 <-> fp32 conversion, bit-exact round-to-nearest-even, for C, CUDA
- * and HIP. Device kernels may use the vendor intrinsics; these define the result. */
+/* fp16 / bf16 / fp8 (e4m3) <-> fp32 conversion, bit-exact round-to-nearest-even, for
+ * C, CUDA and HIP. Device kernels may use the vendor intrinsics; these define the
+ * result. */
 #ifndef PA_CONVERT_H
 #define PA_CONVERT_H
 
@@ -64,11 +65,47 @@ PA_HD static inline uint16_t pa_f32_to_f16(float f) {
   return (uint16_t)(sign | (e >> 13));
 }
 
-/* Load element `i` of a buffer of `dtype` (F32, F16 or BF16) as float. */
+/* fp8 e4m3 (OCP "E4M3FN", as CUDA's __nv_fp8_e4m3): 1 sign, 4 exponent bits (bias 7),
+ * 3 mantissa bits; no infinities, 0x7f / 0xff are NaN; largest finite 448, smallest
+ * normal 2^-6, subnormals m * 2^-9. */
+PA_HD static inline float pa_fp8_e4m3_to_f32(uint8_t b) {
+  const uint32_t sign = (uint32_t)(b & 0x80u) << 24;
+  const uint32_t e = (b >> 3) & 0xfu, m = b & 0x7u;
+  if (e == 0xfu && m == 0x7u) return pa_bits_f32(sign | 0x7fc00000u); /* NaN */
+  if (e == 0) {
+    const float f = (float)m * 0.001953125f; /* m * 2^-9, exact */
+    return sign ? -f : f;
+  }
+  return pa_bits_f32(sign | ((e + 120u) << 23) | (m << 20));
+}
+
+/* fp32 to e4m3, round to nearest even, saturating: |x| that rounds above 448 (and
+ * +-inf) gives +-448, NaN gives NaN (cvt.rn.satfinite.e4m3x2.f32's rule). */
+PA_HD static inline uint8_t pa_f32_to_fp8_e4m3(float f) {
+  const uint32_t u = pa_f32_bits(f);
+  const uint8_t sign = (uint8_t)((u >> 24) & 0x80u);
+  const uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return (uint8_t)(sign | 0x7fu);
+  /* 464 = 448 + half an ulp (32): from there up the rounding would leave the range */
+  if (a >= 0x43e80000u) return (uint8_t)(sign | 0x7eu);
+  if (a < 0x3c800000u) { /* below 2^-6: subnormal, q = round(|f| * 2^9) in 0..8 */
+    const float r = pa_bits_f32(a) * 512.0f;              /* exact: a power of two */
+    const float q = (r + 8388608.0f) - 8388608.0f;        /* rint (RNE), r < 2^23 */
+    return (uint8_t)(sign | (uint8_t)q);                  /* q = 8 is 2^-6's code */
+  }
+  /* normal: rebias the exponent (127 -> 7), round 23 -> 3 mantissa bits to even */
+  uint32_t e = a - (120u << 23);
+  e += 0x7ffffu + ((e >> 20) & 1u);
+  const uint32_t code = e >> 20;
+  return (uint8_t)(sign | (code > 0x7eu ? 0x7eu : code));
+}
+
+/* Load element `i` of a buffer of `dtype` (F32, F16, BF16 or FP8_E4M3) as float. */
 PA_HD static inline float pa_load_f32(const void *base, int64_t i, polyattn_dtype dtype) {
   switch (dtype) {
   case POLYATTN_DTYPE_F16: return pa_f16_to_f32(((const uint16_t *)base)[i]);
   case POLYATTN_DTYPE_BF16: return pa_bf16_to_f32(((const uint16_t *)base)[i]);
+  case POLYATTN_DTYPE_FP8_E4M3: return pa_fp8_e4m3_to_f32(((const uint8_t *)base)[i]);
   default: return ((const float *)base)[i];
   }
 }
@@ -78,6 +115,7 @@ PA_HD static inline void pa_store_f32(void *base, int64_t i, polyattn_dtype dtyp
   switch (dtype) {
   case POLYATTN_DTYPE_F16: ((uint16_t *)base)[i] = pa_f32_to_f16(x); break;
   case POLYATTN_DTYPE_BF16: ((uint16_t *)base)[i] = pa_f32_to_bf16(x); break;
+  case POLYATTN_DTYPE_FP8_E4M3: ((uint8_t *)base)[i] = pa_f32_to_fp8_e4m3(x); break;
   default: ((float *)base)[i] = x; break;
   }
 }
@@ -89,6 +127,7 @@ static inline double pa_round_to_dtype(double x, polyattn_dtype dtype) {
   switch (dtype) {
   case POLYATTN_DTYPE_F16: return pa_f16_to_f32(pa_f32_to_f16(f));
   case POLYATTN_DTYPE_BF16: return pa_bf16_to_f32(pa_f32_to_bf16(f));
+  case POLYATTN_DTYPE_FP8_E4M3: return pa_fp8_e4m3_to_f32(pa_f32_to_fp8_e4m3(f));
   default: return f;
   }
 }

@@ -1,5 +1,6 @@
 /* The float64 oracle: the definition of what every backend computes (DESIGN.md,
- * "Semantics"), one (row, key) pair at a time, straight from the rules.
+ * "Semantics"), one (row, key) pair at a time, straight from the rules. FP8 inputs are
+ * the decoded e4m3 values times their descale factors (docs/semantics.md, "FP8").
  *
  * The same code, with prec = PA_REF_NAIVE, is the naive low-precision reference of
  * the tolerance rule (common/naive.c): pa_ref_fp() marks each float32 operation and
@@ -80,19 +81,34 @@ static void fill_nan(double *x, int64_t n) {
   for (int64_t t = 0; t < n; ++t) x[t] = NAN;
 }
 
+/* A row of q/k/v (or dout) as the real values it stands for: the stored values, times
+ * the FP8 descale factor `descale` (1 for other dtypes). */
 static void load_row(const pa_problem *p, const pa_view *view, const pa_ref_head *hd,
-                     int64_t row, int64_t start, int32_t head, int32_t n, double *dst) {
+                     int64_t row, int64_t start, int32_t head, int32_t n, double descale,
+                     double *dst) {
   int64_t base = pa_view_row(view, hd->b, row, start, head);
-  for (int32_t d = 0; d < n; ++d) dst[d] = pa_load_f32(view->ptr, base + d, p->dtype);
+  for (int32_t d = 0; d < n; ++d) dst[d] = pa_load_f32(view->ptr, base + d, p->dtype) * descale;
 }
 
 /* K and V of the head's kv head, for every used key. */
 static void load_kv(const pa_problem *p, const pa_ref_head *hd, ref_scratch *w) {
   int32_t D = p->head_dim, Dv = p->head_dim_v;
+  const double kd = pa_problem_descale(&p->k_descale, hd->b, hd->hk);
+  const double vd = pa_problem_descale(&p->v_descale, hd->b, hd->hk);
   for (int32_t j = 0; j < hd->seq.len_k; ++j) {
-    load_row(p, &p->k, hd, j, hd->seq.k_start, hd->hk, D, w->k + (int64_t)j * D);
-    load_row(p, &p->v, hd, j, hd->seq.k_start, hd->hk, Dv, w->v + (int64_t)j * Dv);
+    load_row(p, &p->k, hd, j, hd->seq.k_start, hd->hk, D, kd, w->k + (int64_t)j * D);
+    load_row(p, &p->v, hd, j, hd->seq.k_start, hd->hk, Dv, vd, w->v + (int64_t)j * Dv);
   }
+}
+
+/* FP8 (decision 78): the naive reference keeps S in float32 (as the kernel does; e4m3
+ * scores would be a yardstick no kernel needs), rounds 2^8 * exp(s - m) to e4m3 (the
+ * kernel's P for P.V) and stores out in BF16. Other dtypes: S, P and out in the dtype. */
+static polyattn_dtype score_dtype(const pa_problem *p) {
+  return p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_F32 : p->dtype;
+}
+static polyattn_dtype out_dtype(const pa_problem *p) {
+  return p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : p->dtype;
 }
 
 /* Steps 1-5 of the semantics for query row i (already in w->q): s[j], keep[j], and
@@ -146,7 +162,7 @@ static void row_scores(const pa_problem *p, pa_ref_precision prec, const pa_ref_
     }
   }
   for (int32_t j = 0; j < len_k; ++j)
-    if (w->keep[j]) w->s[j] = pa_ref_io(prec, p->dtype, w->s[j]);
+    if (w->keep[j]) w->s[j] = pa_ref_io(prec, score_dtype(p), w->s[j]);
 }
 
 /* Step 6: P of the row into w->prob (0 where not kept); *m and *l receive the
@@ -165,6 +181,12 @@ static int row_probs(const pa_problem *p, pa_ref_precision prec, const pa_ref_he
       w->prob[j] = pa_ref_exp(prec, pa_ref_fp(prec, w->s[j] - *m));
       *l = pa_ref_fp(prec, *l + w->prob[j]);
     }
+  }
+  if (p->dtype == POLYATTN_DTYPE_FP8_E4M3) {
+    const double l8 = pa_ref_fp(prec, 256.0 * *l);
+    for (int32_t j = 0; j < len_k; ++j)
+      w->prob[j] = pa_ref_fp(prec, pa_ref_io(prec, p->dtype, 256.0 * w->prob[j]) / l8);
+    return 1;
   }
   for (int32_t j = 0; j < len_k; ++j)
     w->prob[j] = pa_ref_io(prec, p->dtype, pa_ref_fp(prec, w->prob[j] / *l));
@@ -191,8 +213,9 @@ void pa_reference_forward(const pa_problem *p0, pa_ref_precision prec, double *o
     for (int32_t h = 0; h < Hq; ++h) {
       pa_ref_head hd = pa_ref_head_make(p, b, h);
       load_kv(p, &hd, &w);
+      const double qd = pa_problem_descale(&p->q_descale, b, hd.hk);
       for (int64_t i = 0; i < hd.seq.len_q; ++i) {
-        load_row(p, &p->q, &hd, i, hd.seq.q_start, h, p->head_dim, w.q);
+        load_row(p, &p->q, &hd, i, hd.seq.q_start, h, p->head_dim, qd, w.q);
         row_scores(p, prec, &hd, &w, i);
         double m, l;
         if (!row_probs(p, prec, &hd, &w, &m, &l)) continue;
@@ -204,7 +227,7 @@ void pa_reference_forward(const pa_problem *p0, pa_ref_precision prec, double *o
         }
         int64_t row = hd.q_row0 + i;
         double *o = out + (row * Hq + h) * Dv;
-        for (int32_t d = 0; d < Dv; ++d) o[d] = pa_ref_io(prec, p->dtype, w.acc[d]);
+        for (int32_t d = 0; d < Dv; ++d) o[d] = pa_ref_io(prec, out_dtype(p), w.acc[d]);
         if (lse)
           lse[(int64_t)h * p->total_q + row] = pa_ref_fp(prec, m + pa_ref_log(prec, l));
       }
@@ -241,8 +264,8 @@ void pa_reference_backward(const pa_problem *p0, pa_ref_precision prec, double *
       pa_ref_head hd = pa_ref_head_make(p, b, h);
       load_kv(p, &hd, &w);
       for (int64_t i = 0; i < hd.seq.len_q; ++i) {
-        load_row(p, &p->q, &hd, i, hd.seq.q_start, h, D, w.q);
-        load_row(p, &p->dout, &hd, i, hd.seq.q_start, h, Dv, w.dout);
+        load_row(p, &p->q, &hd, i, hd.seq.q_start, h, D, 1.0, w.q);
+        load_row(p, &p->dout, &hd, i, hd.seq.q_start, h, Dv, 1.0, w.dout);
         row_scores(p, prec, &hd, &w, i);
         double m, l;
         if (!row_probs(p, prec, &hd, &w, &m, &l)) continue;

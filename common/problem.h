@@ -44,7 +44,8 @@ typedef enum pa_pass { PA_PASS_FORWARD = 0, PA_PASS_BACKWARD = 1 } pa_pass;
 
 typedef struct pa_problem {
   pa_pass pass;
-  polyattn_dtype dtype; /* of q, k, v, o (and dout, dq, dk, dv) */
+  polyattn_dtype dtype; /* of q, k, v, o (and dout, dq, dk, dv); FP8: of q, k, v */
+  polyattn_dtype out_dtype; /* of o: dtype, or BF16 when dtype is FP8_E4M3 */
 
   int32_t batch;
   /* Fixed-length: the sequence lengths. Varlen: the maximum per-sequence lengths
@@ -65,6 +66,9 @@ typedef struct pa_problem {
   pa_view dout, dq, dk, dv; /* backward only */
 
   pa_view cu_seqlens_q, cu_seqlens_k, seqused_k, alibi; /* buf == NULL: absent */
+  /* FP8 descale factors (float32): stride_b and stride_h index [batch, heads_kv], both
+   * 0 for a per-tensor [1]; buf == NULL: factor 1 (pa_problem_descale) */
+  pa_view q_descale, k_descale, v_descale;
 
   polyattn_sparsity sparsity;
   int32_t block_q, block_k;     /* resolved: > 0 */
@@ -123,6 +127,12 @@ PA_HD static inline float pa_problem_alibi_slope(const pa_problem *p, int32_t b,
   if (!p->alibi.buf) return 0.0f;
   return ((const float *)p->alibi.ptr)[(int64_t)b * p->alibi.stride_b +
                                        (int64_t)h * p->alibi.stride_h];
+}
+
+/* The FP8 descale factor of (batch entry b, kv head hk) in view d; 1 when absent. */
+PA_HD static inline float pa_problem_descale(const pa_view *d, int32_t b, int32_t hk) {
+  if (!d->buf) return 1.0f;
+  return ((const float *)d->ptr)[(int64_t)b * d->stride_b + (int64_t)hk * d->stride_h];
 }
 
 /* Element offset of row `token` (within entry b), head h, in a q/k/v-like view. */

@@ -236,12 +236,14 @@ static polyattn_status check_tokens(pa_problem *p, const polyattn_tensor *q,
   CHECK(check_view(v, "v", nd, ROLE_INPUT, 1, err));
   CHECK(check_view(out, "out", nd, ROLE_OUTPUT, 1, err));
   if (!is_float_dtype(q->dtype))
-    return pa_fail(err, POLYATTN_ERR_DTYPE, "q.dtype is %s; attention needs f32, f16 or bf16",
-                   polyattn_dtype_name(q->dtype));
+    return pa_fail(err, POLYATTN_ERR_DTYPE, "q.dtype is %s; attention needs f32, f16, bf16 "
+                   "(or fp8_e4m3, forward)", polyattn_dtype_name(q->dtype));
   CHECK(check_dtype(k, "k", q->dtype, err));
   CHECK(check_dtype(v, "v", q->dtype, err));
-  CHECK(check_dtype(out, "out", q->dtype, err));
+  /* FP8 inputs give a BF16 output (decision 77) */
   p->dtype = q->dtype;
+  p->out_dtype = q->dtype == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : q->dtype;
+  CHECK(check_dtype(out, "out", p->out_dtype, err));
 
   const int64_t *qs = q->shape, *ks = k->shape;
   int o = varlen ? -1 : 0; /* index shift: varlen drops the batch dim */
@@ -414,6 +416,27 @@ static polyattn_status check_alibi(pa_problem *p, const polyattn_tensor *t, pa_e
   return POLYATTN_OK;
 }
 
+/* An FP8 descale factor: float32 [1] (per tensor) or [batch, heads_kv]. */
+static polyattn_status check_descale(pa_problem *p, const polyattn_tensor *t, const char *name,
+                                     pa_view *out, pa_error *err) {
+  if (p->dtype != POLYATTN_DTYPE_FP8_E4M3)
+    return pa_fail(err, POLYATTN_ERR_DTYPE, "params.%s is set but q/k/v are %s: descale factors "
+                   "are for fp8_e4m3 inputs only", name, polyattn_dtype_name(p->dtype));
+  if (t->ndim != 1 && t->ndim != 2)
+    return pa_fail(err, POLYATTN_ERR_SHAPE, "%s.ndim is %d, expected 1 ([1]) or 2 ([batch, "
+                   "heads_kv])", name, (int)t->ndim);
+  CHECK(check_view(t, name, t->ndim, ROLE_INPUT, 0, err));
+  CHECK(check_dtype(t, name, POLYATTN_DTYPE_F32, err));
+  if (t->ndim == 1 ? t->shape[0] != 1
+                   : t->shape[0] != p->batch || t->shape[1] != p->heads_kv)
+    return pa_fail(err, POLYATTN_ERR_SHAPE, "%s must be [1] (per tensor) or [batch = %d, "
+                   "heads_kv = %d]", name, (int)p->batch, (int)p->heads_kv);
+  fill_view(out, t);
+  out->stride_b = t->ndim == 2 ? t->strides[0] : 0;
+  out->stride_h = t->ndim == 2 ? t->strides[1] : 0;
+  return POLYATTN_OK;
+}
+
 static polyattn_status check_sparsity(pa_problem *p, const polyattn_params *pr, pa_error *err) {
   p->sparsity = pr->sparsity;
   p->block_q = pr->block_q ? pr->block_q : 64;
@@ -477,11 +500,19 @@ polyattn_status pa_problem_build(pa_problem *p, pa_pass pass, const polyattn_par
                    params->cu_seqlens_q ? "cu_seqlens_q" : "cu_seqlens_k");
   p->varlen = varlen;
   CHECK(check_tokens(p, q, k, v, out, varlen, err));
+  if (p->dtype == POLYATTN_DTYPE_FP8_E4M3 && pass == PA_PASS_BACKWARD)
+    return pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "q.dtype: fp8_e4m3 is forward only (no "
+                   "backward; decision 77)");
   if (varlen) CHECK(check_varlen(p, params, host_visible, err));
   if (lse) CHECK(check_lse(p, lse, err));
   if (pass == PA_PASS_BACKWARD) CHECK(check_backward(p, q, k, v, out, dout, dq, dk, dv, err));
   if (params->seqused_k) CHECK(check_seqused(p, params->seqused_k, host_visible, err));
   if (params->alibi_slopes) CHECK(check_alibi(p, params->alibi_slopes, err));
+  if (params->reserved_pad != 0)
+    return pa_fail(err, POLYATTN_ERR_INVALID_VALUE, "params.reserved_pad must be 0");
+  if (params->q_descale) CHECK(check_descale(p, params->q_descale, "q_descale", &p->q_descale, err));
+  if (params->k_descale) CHECK(check_descale(p, params->k_descale, "k_descale", &p->k_descale, err));
+  if (params->v_descale) CHECK(check_descale(p, params->v_descale, "v_descale", &p->v_descale, err));
   CHECK(check_sparsity(p, params, err));
 
   fill_token_view(&p->q, q, varlen);

@@ -530,3 +530,93 @@ Test(autoblock, resolve_runs_the_chosen_mask_and_reports_it) {
   cr_assert_null(r.block_mask.buf);
   for (int i = 0; i < NB * NB; ++i) cr_assert_eq(reported[i], 1, "block %d", i);
 }
+
+/* ------------------------------------------------------------------ fp8 e4m3 */
+
+/* Every code decodes to its value and encodes back to itself (NaN codes to NaN). */
+Test(fp8, e4m3_round_trip_every_code) {
+  for (int b = 0; b < 256; ++b) {
+    const float f = pa_fp8_e4m3_to_f32((uint8_t)b);
+    if ((b & 0x7f) == 0x7f) {
+      cr_assert(isnan(f), "code 0x%02x should be NaN", b);
+      cr_assert_eq(pa_f32_to_fp8_e4m3(f) & 0x7f, 0x7f);
+      continue;
+    }
+    cr_assert_eq(pa_f32_to_fp8_e4m3(f), (uint8_t)b, "code 0x%02x (%g) re-encodes as 0x%02x", b,
+                 f, pa_f32_to_fp8_e4m3(f));
+  }
+  cr_assert_eq(pa_fp8_e4m3_to_f32(0x7e), 448.0f);
+  cr_assert_eq(pa_fp8_e4m3_to_f32(0x01), 0.001953125f); /* 2^-9 */
+  cr_assert_eq(pa_fp8_e4m3_to_f32(0x08), 0.015625f);    /* 2^-6 */
+  cr_assert_eq(pa_fp8_e4m3_to_f32(0xb8), -1.0f);
+}
+
+/* Round to nearest even between neighbouring codes; saturation to +-448; no inf. */
+Test(fp8, e4m3_rounding_and_saturation) {
+  for (int b = 0; b < 0x7e; ++b) { /* positive finite neighbours b, b + 1 */
+    const double lo = pa_fp8_e4m3_to_f32((uint8_t)b), hi = pa_fp8_e4m3_to_f32((uint8_t)(b + 1));
+    const double mid = 0.5 * (lo + hi);
+    const uint8_t even = (b & 1) ? (uint8_t)(b + 1) : (uint8_t)b;
+    cr_assert_eq(pa_f32_to_fp8_e4m3((float)mid), even, "tie %g between 0x%02x and 0x%02x", mid,
+                 b, b + 1);
+    cr_assert_eq(pa_f32_to_fp8_e4m3((float)(lo + 0.25 * (hi - lo))), (uint8_t)b);
+    cr_assert_eq(pa_f32_to_fp8_e4m3((float)(lo + 0.75 * (hi - lo))), (uint8_t)(b + 1));
+    cr_assert_eq(pa_f32_to_fp8_e4m3((float)-mid), (uint8_t)(0x80 | even));
+  }
+  cr_assert_eq(pa_f32_to_fp8_e4m3(463.9f), 0x7e);
+  cr_assert_eq(pa_f32_to_fp8_e4m3(464.0f), 0x7e);
+  cr_assert_eq(pa_f32_to_fp8_e4m3(1e6f), 0x7e);
+  cr_assert_eq(pa_f32_to_fp8_e4m3(INFINITY), 0x7e);
+  cr_assert_eq(pa_f32_to_fp8_e4m3(-INFINITY), 0xfe);
+  cr_assert_eq(pa_f32_to_fp8_e4m3(0.0009765625f), 0x00); /* 2^-10: tie to 0 */
+  cr_assert_eq(pa_f32_to_fp8_e4m3(1e-30f), 0x00);
+  cr_assert_eq(pa_f32_to_fp8_e4m3(-0.0f), 0x80);
+  cr_assert_eq(pa_round_to_dtype(1.0625, POLYATTN_DTYPE_FP8_E4M3), 1.0);  /* tie to even */
+  cr_assert_eq(pa_round_to_dtype(1.1875, POLYATTN_DTYPE_FP8_E4M3), 1.25); /* tie to even */
+}
+
+/* The oracle on fp8 inputs with descale factors is the oracle on the real values
+ * (decoded x descale; powers of two, so the f32 copies are exact), and FP8 outputs
+ * of the naive reference are bf16 values. */
+Test(fp8, oracle_applies_descales) {
+  enum { B = 2, S = 19, H = 2, D = 16 };
+  const size_t n = (size_t)B * S * H * D;
+  uint8_t *q8 = malloc(n), *k8 = malloc(n), *v8 = malloc(n);
+  float *qf = malloc(n * 4), *kf = malloc(n * 4), *vf = malloc(n * 4);
+  float dq[B * H] = {0.5f, 2.0f, 0.25f, 4.0f}, dk[1] = {0.125f}, dv[B * H] = {8.0f, 1.0f, 0.5f, 2.0f};
+  uint32_t x = 12345;
+  for (size_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    q8[i] = (uint8_t)((x >> 8) & 0x77); /* finite codes, both signs */
+    k8[i] = (uint8_t)((x >> 16) & 0x77) | (uint8_t)((x >> 3) & 0x80);
+    v8[i] = (uint8_t)((x >> 24) & 0x77) | (uint8_t)((x >> 11) & 0x80);
+    const int h = (int)((i / D) % H), b = (int)(i / ((size_t)S * H * D));
+    qf[i] = pa_fp8_e4m3_to_f32(q8[i]) * dq[b * H + h];
+    kf[i] = pa_fp8_e4m3_to_f32(k8[i]) * dk[0];
+    vf[i] = pa_fp8_e4m3_to_f32(v8[i]) * dv[b * H + h];
+  }
+  pa_problem p8 = make_problem(POLYATTN_DTYPE_FP8_E4M3, B, S, S, H, H, D, D, q8, k8, v8, NULL);
+  pa_view vq = {PRESENT, 0, dq, H, 0, 1}, vk = {PRESENT, 0, dk, 0, 0, 0},
+          vv = {PRESENT, 0, dv, H, 0, 1}; /* stride_b, stride_s, stride_h */
+  p8.q_descale = vq, p8.k_descale = vk, p8.v_descale = vv;
+  p8.causal = 1, p8.window_right = 0;
+  pa_problem pf = make_problem(POLYATTN_DTYPE_F32, B, S, S, H, H, D, D, qf, kf, vf, NULL);
+  pf.causal = 1, pf.window_right = 0;
+  double *o8 = malloc(n * 8), *of = malloc(n * 8), *on = malloc(n * 8);
+  double l8[B * H * S], lf[B * H * S], ln[B * H * S];
+  pa_oracle_forward(&p8, o8, l8);
+  pa_oracle_forward(&pf, of, lf);
+  pa_naive_forward(&p8, on, ln);
+  double err = 0, nerr = 0, scale = 0;
+  for (size_t i = 0; i < n; ++i) {
+    err = fmax(err, fabs(o8[i] - of[i]));
+    nerr = fmax(nerr, fabs(on[i] - of[i]));
+    scale = fmax(scale, fabs(of[i]));
+    cr_assert_eq(on[i], pa_round_to_dtype(on[i], POLYATTN_DTYPE_BF16), "naive fp8 out is bf16");
+  }
+  for (int i = 0; i < B * H * S; ++i) cr_assert_float_eq(l8[i], lf[i], 1e-12);
+  cr_assert_leq(err, 1e-12 * scale, "oracle fp8 vs f32: %g", err);
+  cr_assert_gt(nerr, 0.0, "the naive reference rounds P to e4m3 and out to bf16");
+  cr_assert_leq(nerr, 0.1 * scale, "naive fp8 far from the oracle: %g", nerr);
+  free(q8), free(k8), free(v8), free(qf), free(kf), free(vf), free(o8), free(of), free(on);
+}

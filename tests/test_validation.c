@@ -396,7 +396,50 @@ VTEST(backward_dv_dtype_mismatch) {
 VTEST(fp8_unsupported_on_cpu) {
   /* a valid dtype (Hopper forward only) the CPU backend cannot compute: refused
    * with a message, never computed as something else */
+  F.q.dtype = F.k.dtype = F.v.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  F.o.dtype = POLYATTN_DTYPE_BF16;
+  expect_forward(POLYATTN_ERR_UNSUPPORTED, "fp8");
+}
+VTEST(fp8_out_must_be_bf16) {
   F.q.dtype = F.k.dtype = F.v.dtype = F.o.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  expect_forward(POLYATTN_ERR_DTYPE, "out");
+}
+VTEST(fp8_backward_unsupported) {
+  F.q.dtype = F.k.dtype = F.v.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  F.o.dtype = POLYATTN_DTYPE_BF16;
+  expect_backward(POLYATTN_ERR_UNSUPPORTED, "fp8");
+}
+VTEST(descale_without_fp8) {
+  polyattn_tensor d = F.alibi; /* f32 */
+  d.shape[0] = 1;
+  F.params.q_descale = &d;
+  expect_forward(POLYATTN_ERR_DTYPE, "q_descale");
+}
+VTEST(descale_wrong_shape) {
+  F.q.dtype = F.k.dtype = F.v.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  F.o.dtype = POLYATTN_DTYPE_BF16;
+  polyattn_tensor d = F.alibi;
+  d.shape[0] = 3; /* neither [1] nor [batch, heads_kv] */
+  F.params.k_descale = &d;
+  expect_forward(POLYATTN_ERR_SHAPE, "k_descale");
+}
+VTEST(descale_wrong_dtype) {
+  F.q.dtype = F.k.dtype = F.v.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  F.o.dtype = POLYATTN_DTYPE_BF16;
+  polyattn_tensor d = F.alibi;
+  d.shape[0] = 1;
+  d.dtype = POLYATTN_DTYPE_F16;
+  F.params.v_descale = &d;
+  expect_forward(POLYATTN_ERR_DTYPE, "v_descale");
+}
+VTEST(descale_per_block_valid) {
+  /* [batch, heads_kv] passes validation; the CPU backend then refuses fp8 */
+  F.q.dtype = F.k.dtype = F.v.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  F.o.dtype = POLYATTN_DTYPE_BF16;
+  polyattn_tensor d;
+  const int64_t shp[2] = {B, HKV};
+  polyattn_tensor_contiguous(&d, F.bmeta, 256, POLYATTN_DTYPE_F32, 2, shp);
+  F.params.q_descale = F.params.k_descale = F.params.v_descale = &d;
   expect_forward(POLYATTN_ERR_UNSUPPORTED, "fp8");
 }
 

@@ -240,7 +240,8 @@ typedef enum polyattn_dtype {
   POLYATTN_DTYPE_F32 = 0,
   POLYATTN_DTYPE_F16 = 1,
   POLYATTN_DTYPE_BF16 = 2,
-  POLYATTN_DTYPE_FP8_E4M3 = 3, /* reserved: Hopper forward only */
+  POLYATTN_DTYPE_FP8_E4M3 = 3, /* q, k, v of the forward on Hopper (CUDA cc 9.0) only;
+                                  out is then BF16 (see polyattn_params.q_descale) */
   POLYATTN_DTYPE_I32 = 4,      /* cu_seqlens, seqused_k */
   POLYATTN_DTYPE_U8 = 5        /* block masks: one byte per block, nonzero = keep */
 } polyattn_dtype;
@@ -330,7 +331,21 @@ typedef struct polyattn_params {
   /* Backward: 1 makes dQ, dK, dV bit-identical across runs (may be slower).
    * The forward is always deterministic. */
   int32_t deterministic;
-  uint32_t reserved[16];
+  uint32_t reserved_pad; /* 0; keeps the pointers below 8-byte aligned */
+
+  /* FP8 (q, k, v of dtype FP8_E4M3; forward only; out must be BF16): the inputs are
+   * stored as e4m3 values x8 with float32 descale factors, and the attention is that
+   * of the real-valued tensors  q = q8 * q_descale,  k = k8 * k_descale,
+   * v = v8 * v_descale  (FlashAttention-3's convention). Each is NULL (factor 1) or a
+   * float32 tensor of shape [1] (per tensor) or [batch, heads_kv] (per batch entry
+   * and kv head; q_descale is indexed by the kv head of the query head's GQA group),
+   * in memory the backend can read (a device buffer on CUDA). Setting one with
+   * non-FP8 inputs is POLYATTN_ERR_DTYPE. The kernel rounds P to e4m3 for the P.V
+   * product (docs/semantics.md, "FP8"). */
+  const polyattn_tensor *q_descale;
+  const polyattn_tensor *k_descale;
+  const polyattn_tensor *v_descale;
+  uint32_t reserved[9];
 } polyattn_params;
 
 /* Defaults: scale 0 (1/sqrt(D)), no mask, no window, no softcap, dense. */
@@ -347,6 +362,9 @@ POLYATTN_API polyattn_status polyattn_forward_workspace_size(
 
 /* Attention forward: out = attention(q, k, v) and, if lse != NULL, its
  * log-sum-exp. q, k, v, out share one dtype (F32, F16 or BF16); lse is F32.
+ * FP8: q, k, v FP8_E4M3 (with optional descales, see polyattn_params) and out BF16;
+ * only the CUDA backend on compute capability 9.0 computes it (others return
+ * POLYATTN_ERR_UNSUPPORTED with a message), at head dims 64 and 128.
  * `workspace` must hold at least polyattn_forward_workspace_size() bytes; it may
  * be NULL, in which case the context allocates (and keeps) one itself — that call
  * then may allocate and is not safe to capture in a CUDA/HIP graph.

@@ -90,6 +90,11 @@ POLYATTN_API void polyattn_tensor_contiguous(polyattn_tensor *t, polyattn_buffer
   }
 }
 
+/* The FP8 descale pointers took their space from `reserved` (decision 77): the struct
+ * keeps its size, so struct_size still tells callers of both layouts apart from none. */
+_Static_assert(sizeof(void *) != 8 || sizeof(polyattn_params) == 176,
+               "polyattn_params changed size on LP64");
+
 POLYATTN_API void polyattn_params_init(polyattn_params *params) {
   memset(params, 0, sizeof *params);
   params->struct_size = sizeof *params;

@@ -78,7 +78,8 @@ static int cpu_supported(const pa_problem *p, pa_error *err) {
   if (p->dtype == POLYATTN_DTYPE_F32 || p->dtype == POLYATTN_DTYPE_F16 ||
       p->dtype == POLYATTN_DTYPE_BF16)
     return 1;
-  pa_fail(err, POLYATTN_ERR_UNSUPPORTED, "dtype %s: the CPU backend computes F32, F16 and BF16",
+  pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
+          "dtype %s: the CPU backend computes F32, F16 and BF16 (fp8_e4m3: CUDA on Hopper only)",
           polyattn_dtype_name(p->dtype));
   return 0;
 }

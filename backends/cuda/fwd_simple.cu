@@ -184,6 +184,8 @@ __global__ void __launch_bounds__(kThreads)
 int pa_cuda_simple_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
   const char *why = nullptr;
   if (p->pass != PA_PASS_FORWARD) why = "the simple kernel is forward only";
+  else if (p->dtype == POLYATTN_DTYPE_FP8_E4M3)
+    why = "the simple kernel takes f32, f16 and bf16 (fp8_e4m3 runs on the hopper-fp8 kernel)";
   else if (p->head_dim > POLYATTN_MAX_HEAD_DIM || p->head_dim_v > POLYATTN_MAX_HEAD_DIM)
     why = "head dims above POLYATTN_MAX_HEAD_DIM";
   else if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)

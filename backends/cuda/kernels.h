@@ -23,7 +23,8 @@ typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
   PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
   PA_CUDA_KERNEL_DECODE,  /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows; mma.sync for f16/bf16 up to 16 rows, else fp32 */
-  PA_CUDA_KERNEL_HOPPER   /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128; sm_90a (cc 9.0) */
+  PA_CUDA_KERNEL_HOPPER,  /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128; sm_90a (cc 9.0) */
+  PA_CUDA_KERNEL_HOPPER_FP8 /* wgmma e4m3 + TMA, fp8 q/k/v -> bf16 out, hd 64/128; sm_90a */
 } pa_cuda_kernel;
 
 /* What the kernels need to know about the device. */
@@ -73,6 +74,12 @@ cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *de
 cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,
                                          void *workspace, const int32_t *dense_gate,
                                          cudaStream_t stream);
+
+/* fwd_hopper_fp8.cu: FP8 (e4m3) q, k, v with descales, bf16 out, head dims 64 and 128
+ * (= head_dim_v), cc 9.0, sm_90a build only; the one kernel for FP8 problems. */
+int pa_cuda_hopper_fp8_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
+cudaError_t pa_cuda_hopper_fp8_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                       cudaStream_t stream);
 
 /* fwd_volta.cu: fp16 only (m8n8k4 has no bf16 form), cc >= 7.0. */
 int pa_cuda_volta_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
@@ -133,7 +140,7 @@ cudaError_t pa_cuda_auto_block_resolve(const pa_problem *p, void *workspace, cud
                                        pa_problem *r, const int32_t **dense_gate);
 
 /* The kernel for `p` on `dev` (cuda_dispatch.c): PA_CUDA_KERNEL_NONE with the reason
- * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode|hopper
+ * in err when no kernel can run it. Env POLYATTN_CUDA_KERNEL=simple|ampere|volta|decode|hopper|hopper-fp8
  * forces one (then NONE if that one cannot run it). */
 pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 

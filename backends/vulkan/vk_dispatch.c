@@ -309,8 +309,9 @@ static polyattn_status pick(const pa_vk_ctx *ctx, const pa_problem *p, pa_vk_cho
                       "the Vulkan backend computes the forward only; its backward is not written yet");
   if (p->dtype != POLYATTN_DTYPE_F32 && p->dtype != POLYATTN_DTYPE_F16 && p->dtype != POLYATTN_DTYPE_BF16)
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
-                      "dtype %d is not supported by the Vulkan backend (f32, f16, bf16 are)",
-                      (int)p->dtype);
+                      "dtype %s is not supported by the Vulkan backend (f32, f16, bf16 are; "
+                      "fp8_e4m3 runs on CUDA, Hopper only)",
+                      p->dtype == POLYATTN_DTYPE_FP8_E4M3 ? "fp8_e4m3" : "(unknown)");
   if (p->sparsity == POLYATTN_SPARSITY_AUTO_BLOCK)
     return pa_fail(err, POLYATTN_ERR_UNSUPPORTED,
                       "AUTO_BLOCK sparsity is not implemented by the Vulkan backend (pass a BLOCK mask)");

@@ -131,8 +131,10 @@ int arg_parse_dtype(const char *text, polyattn_dtype *out) {
     *out = POLYATTN_DTYPE_F16;
   } else if (!strcmp(text, "bf16") || !strcmp(text, "bfloat16")) {
     *out = POLYATTN_DTYPE_BF16;
+  } else if (!strcmp(text, "fp8") || !strcmp(text, "e4m3") || !strcmp(text, "fp8_e4m3")) {
+    *out = POLYATTN_DTYPE_FP8_E4M3; /* q, k, v; out bf16; descales 1 */
   } else {
-    fprintf(stderr, "polyattn: --dtype: '%s' is not one of f32, f16, bf16\n", text);
+    fprintf(stderr, "polyattn: --dtype: '%s' is not one of f32, f16, bf16, fp8\n", text);
     return 0;
   }
   return 1;

@@ -116,7 +116,8 @@ static polyattn_status build_region(const attn_run *r, const region *g, pa_pass 
   host_view(hv, HV_Q, h->q, B * Sq * Hq * D, dt, 4, sq, stq, q0 * D);
   host_view(hv, HV_K, h->k, B * Sk * Hk * D, dt, 4, sk, stk, k0 * D);
   host_view(hv, HV_V, h->v, B * Sk * Hk * Dv, dt, 4, sv, stv, k0 * Dv);
-  host_view(hv, HV_O, h->o, B * Sq * Hq * Dv, dt, 4, so, sto, q0 * Dv);
+  host_view(hv, HV_O, h->o, B * Sq * Hq * Dv,
+            dt == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : dt, 4, so, sto, q0 * Dv);
   int64_t sl[3] = {g->nb, g->nhq, rows}, stl[3] = {Hq * Sq, Sq, 1};
   host_view(hv, HV_LSE, h->lse, B * Hq * Sq, POLYATTN_DTYPE_F32, 3, sl, stl,
             (g->b0 * Hq + g->hq0) * Sq + g->i0);
@@ -201,14 +202,15 @@ static int check_forward(checker *ck, const region *g) {
     pa_naive_forward(&p, naive, naive_lse);
     if (is_auto) pa_oracle_forward(&p_dense, dense, dense_lse);
   }
+  const polyattn_dtype dto = c->dtype == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : c->dtype;
   for (int64_t i = 0; ok && i < rows; i++)
     for (int32_t hh = 0; hh < g->nhq; hh++) {
       int64_t row = (g->b0 * (int64_t)c->seq_q + g->i0 + i) * c->heads + g->hq0 + hh;
       for (int32_t d = 0; d < c->dim_v; d++) {
         int64_t o = (i * g->nhq + hh) * c->dim_v + d;
-        double out = pa_load_f32(r->host.o, row * c->dim_v + d, c->dtype);
-        acc_add(&ck->out, out, ref[o], naive[o], c->dtype);
-        if (is_auto) acc_add(&ck->approx, out, dense[o], NAN, c->dtype);
+        double out = pa_load_f32(r->host.o, row * c->dim_v + d, dto);
+        acc_add(&ck->out, out, ref[o], naive[o], dto);
+        if (is_auto) acc_add(&ck->approx, out, dense[o], NAN, dto);
       }
       int64_t l = ((int64_t)g->b0 * c->heads + g->hq0 + hh) * c->seq_q + g->i0 + i;
       acc_add(&ck->lse, r->host.lse[l], ref_lse[hh * rows + i], NAN, POLYATTN_DTYPE_F32);

@@ -49,7 +49,7 @@ static void bench_usage(void) {
          "than that is the figure).\n"
          "\n"
          "  --backend cpu|cuda|hip|vulkan|auto  (auto)\n"
-         "  --dtype f32|f16|bf16                (bf16)\n"
+         "  --dtype f32|f16|bf16|fp8            (bf16; fp8: e4m3 q/k/v, bf16 out)\n"
          "  --dims LIST                         (64,128,256)\n"
          "  --seqs LIST                         (512,1024,2048,4096,8192,16384)\n"
          "  --causal both|on|off                (both)\n"

@@ -32,7 +32,7 @@ static void run_usage(void) {
       "tolerance rule.\n"
       "\n"
       "  --backend cpu|cuda|hip|vulkan|auto   (auto; env POLYATTN_BACKEND overrides)\n"
-      "  --dtype f32|f16|bf16                 (f32)\n"
+      "  --dtype f32|f16|bf16|fp8             (f32; fp8: e4m3 q/k/v, bf16 out)\n"
       "  --batch N --heads N --kv-heads N     (1, 8, = heads)\n"
       "  --seq N | --seq-q N --seq-k N        (2048)\n"
       "  --dim N --dim-v N                    (64, = dim)\n"

@@ -194,7 +194,9 @@ polyattn_status attn_run_setup(attn_run *r, polyattn_context *ctx, const attn_co
   h->q = alloc_host((size_t)nq, es);
   h->k = alloc_host((size_t)nk, es);
   h->v = alloc_host((size_t)nv, es);
-  h->o = alloc_host((size_t)no, es);
+  /* fp8 inputs give a bf16 output (docs/semantics.md, FP8) */
+  const polyattn_dtype dto = dt == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : dt;
+  h->o = alloc_host((size_t)no, polyattn_dtype_size(dto));
   h->lse = alloc_host((size_t)nl, sizeof(float));
   h->alibi = alloc_host((size_t)c->heads, sizeof(float));
   h->mask = alloc_host((size_t)nmask, 1);
@@ -232,7 +234,7 @@ polyattn_status attn_run_setup(attn_run *r, polyattn_context *ctx, const attn_co
   TRY(make_tensor(r, 0, &r->q, dt, 4, sq, h->q, "q"));
   TRY(make_tensor(r, 1, &r->k, dt, 4, sk, h->k, "k"));
   TRY(make_tensor(r, 2, &r->v, dt, 4, sv, h->v, "v"));
-  TRY(make_tensor(r, 3, &r->o, dt, 4, so, NULL, "out"));
+  TRY(make_tensor(r, 3, &r->o, dto, 4, so, NULL, "out"));
   TRY(make_tensor(r, 4, &r->lse, POLYATTN_DTYPE_F32, 3, sl, NULL, "lse"));
 
   polyattn_params *p = &r->params;

@@ -74,7 +74,9 @@ static void fill(void *dst, size_t n, polyattn_dtype dt, uint64_t seed) {
   for (size_t i = 0; i < n; ++i) {
     s ^= s << 13, s ^= s >> 7, s ^= s << 17;
     float x = ((float)(s >> 40) * (1.0f / 16777216.0f) - 0.5f) * 3.46f;
-    if (dt == POLYATTN_DTYPE_F32) ((float *)dst)[i] = x;
+    if (dt == POLYATTN_DTYPE_FP8_E4M3) /* e4m3 codes of |x| < 2 (exponent <= 7), both signs */
+      ((uint8_t *)dst)[i] = (uint8_t)(((s >> 40) & 0x3f) | ((s >> 32) & 0x80));
+    else if (dt == POLYATTN_DTYPE_F32) ((float *)dst)[i] = x;
     else ((uint16_t *)dst)[i] = dt == POLYATTN_DTYPE_F16 ? f32_to_f16(x) : f32_to_bf16(x);
   }
 }
@@ -121,7 +123,10 @@ int main(int argc, char **argv) {
                                      : POLYATTN_BACKEND_AUTO;
       ++i;
     } else if (!strcmp(a, "--dtype")) {
-      dt = !strcmp(v, "f32") ? POLYATTN_DTYPE_F32 : !strcmp(v, "bf16") ? POLYATTN_DTYPE_BF16 : POLYATTN_DTYPE_F16;
+      dt = !strcmp(v, "f32")    ? POLYATTN_DTYPE_F32
+           : !strcmp(v, "bf16") ? POLYATTN_DTYPE_BF16
+           : !strcmp(v, "fp8")  ? POLYATTN_DTYPE_FP8_E4M3 /* q, k, v; out bf16 */
+                                : POLYATTN_DTYPE_F16;
       ++i;
     } else if (!strcmp(a, "--batch")) B = atoll(v), ++i;
     else if (!strcmp(a, "--heads")) H = atoll(v), ++i;
@@ -146,10 +151,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "attn_speed: no variant given (\"-\" for the defaults)\n");
     return 2;
   }
-  const size_t es = dt == POLYATTN_DTYPE_F32 ? 4 : 2;
+  const size_t es = dt == POLYATTN_DTYPE_F32 ? 4 : dt == POLYATTN_DTYPE_FP8_E4M3 ? 1 : 2;
+  /* the output: bf16 for fp8 inputs */
+  const polyattn_dtype dto = dt == POLYATTN_DTYPE_FP8_E4M3 ? POLYATTN_DTYPE_BF16 : dt;
+  const size_t eo = dt == POLYATTN_DTYPE_F32 ? 4 : 2;
   const size_t nq = (size_t)(B * SQ * H * D), nk = (size_t)(B * SK * HK * D);
   void *hq = malloc(nq * es), *hk = malloc(nk * es), *hv = malloc(nk * es);
-  void *ho = malloc(nq * es), *ref = malloc(nq * es);
+  void *ho = malloc(nq * eo), *ref = malloc(nq * eo);
   if (!hq || !hk || !hv || !ho || !ref) return 1;
   fill(hq, nq, dt, 1);
   fill(hk, nk, dt, 2);
@@ -158,7 +166,7 @@ int main(int argc, char **argv) {
   const double kv_bytes = 2.0 * (double)nk * (double)es;
   printf("attn_speed B=%lld Hq=%lld Hkv=%lld D=%lld Sq=%lld Sk=%lld%s dtype %s, %d iters after %.1f s warm\n",
          (long long)B, (long long)H, (long long)HK, (long long)D, (long long)SQ, (long long)SK,
-         causal ? " causal" : "", dt == POLYATTN_DTYPE_F16 ? "f16" : dt == POLYATTN_DTYPE_BF16 ? "bf16" : "f32",
+         causal ? " causal" : "", polyattn_dtype_name(dt),
          iters, warm);
   printf("%-60s %10s %12s %10s %10s %10s\n", "variant", "ms/call", "TFLOP/s", "TB/s(KV)", "max|d|", "rel");
 
@@ -180,7 +188,7 @@ int main(int argc, char **argv) {
           !ok(polyattn_buffer_alloc(ctx, nq * es, &bq), ctx, "alloc q") ||
           !ok(polyattn_buffer_alloc(ctx, nk * es, &bk), ctx, "alloc k") ||
           !ok(polyattn_buffer_alloc(ctx, nk * es, &bv), ctx, "alloc v") ||
-          !ok(polyattn_buffer_alloc(ctx, nq * es, &bo), ctx, "alloc o") ||
+          !ok(polyattn_buffer_alloc(ctx, nq * eo, &bo), ctx, "alloc o") ||
           !ok(polyattn_buffer_write(ctx, bq, 0, hq, nq * es), ctx, "write q") ||
           !ok(polyattn_buffer_write(ctx, bk, 0, hk, nk * es), ctx, "write k") ||
           !ok(polyattn_buffer_write(ctx, bv, 0, hv, nk * es), ctx, "write v"))
@@ -191,17 +199,17 @@ int main(int argc, char **argv) {
     polyattn_tensor_contiguous(&tq, bq, 0, dt, 4, sq_shape);
     polyattn_tensor_contiguous(&tk, bk, 0, dt, 4, sk_shape);
     polyattn_tensor_contiguous(&tv, bv, 0, dt, 4, sk_shape);
-    polyattn_tensor_contiguous(&to, bo, 0, dt, 4, sq_shape);
+    polyattn_tensor_contiguous(&to, bo, 0, dto, 4, sq_shape);
     polyattn_params params;
     polyattn_params_init(&params);
     params.causal = causal;
     fprintf(stderr, "attn_speed: variant %s\n", variant);
     /* poison the output, one call, read it back */
-    memset(ho, 0xff, nq * es);
-    int good = ok(polyattn_buffer_write(ctx, bo, 0, ho, nq * es), ctx, "write o") &&
+    memset(ho, 0xff, nq * eo);
+    int good = ok(polyattn_buffer_write(ctx, bo, 0, ho, nq * eo), ctx, "write o") &&
                ok(polyattn_forward(ctx, &params, &tq, &tk, &tv, &to, NULL, NULL), ctx, "forward") &&
                ok(polyattn_synchronize(ctx), ctx, "synchronize") &&
-               ok(polyattn_buffer_read(ctx, bo, 0, ho, nq * es), ctx, "read o");
+               ok(polyattn_buffer_read(ctx, bo, 0, ho, nq * eo), ctx, "read o");
     if (!good) {
       printf("%-60s %10s\n", variant, "FAILED");
       status = 1;
@@ -221,9 +229,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "attn_speed: end %s\n", variant);
     double maxd = 0, d2 = 0, r2 = 0;
     int nan = 0;
-    if (vi == first_variant) memcpy(ref, ho, nq * es);
+    if (vi == first_variant) memcpy(ref, ho, nq * eo);
     for (size_t i = 0; i < nq; ++i) {
-      float a = elem(ho, i, dt), b = elem(ref, i, dt);
+      float a = elem(ho, i, dto), b = elem(ref, i, dto);
       if (a != a) nan = 1;
       double d = fabs((double)a - b);
       if (d > maxd) maxd = d;

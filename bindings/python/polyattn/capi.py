@@ -151,7 +151,11 @@ class polyattn_params(ctypes.Structure):
         ("auto_density_cutoff", ctypes.c_float),
         ("block_mask_out", _tensor_p),
         ("deterministic", ctypes.c_int32),
-        ("reserved", ctypes.c_uint32 * 16),
+        ("reserved_pad", ctypes.c_uint32),
+        ("q_descale", _tensor_p),  # FP8 inputs only: float32 [1] or [batch, heads_kv]
+        ("k_descale", _tensor_p),
+        ("v_descale", _tensor_p),
+        ("reserved", ctypes.c_uint32 * 9),
     ]
 
 
@@ -164,7 +168,8 @@ C_LAYOUT = {
                               "seqused_k": 56, "sparsity": 64, "block_mask": 72,
                               "block_q": 80, "block_threshold": 88,
                               "block_mask_out": 96, "deterministic": 104,
-                              "reserved": 108}),
+                              "reserved_pad": 108, "q_descale": 112, "v_descale": 128,
+                              "reserved": 136}),
     "polyattn_backend_info": (56, {"name": 8, "built": 24, "reason": 48}),
 }
 

@@ -1,0 +1,740 @@
+/* The FP8 (e4m3) forward kernel for Hopper (sm_90a): q, k, v in fp8 with float32
+ * descale factors, out in bf16 (issue 9; decisions 77, 78).
+ *
+ * One block computes 128 query rows of one (batch entry, query head) with 384
+ * threads, as fwd_hopper.cu's two-consumer shape:
+ *   warpgroup 0, the producer: thread 0 issues TMA copies of the Q tile and, one key
+ *     tile ahead, of K and V (128 keys each) into a 2-stage ring; then all 128 threads
+ *     transpose the tile's V (keys x dims, as stored) into V^T (dims x keys) in shared
+ *     memory, because an 8-bit wgmma takes both operands K-major (no imm-trans for
+ *     e4m3): for O += P.V the reduction runs over keys, so B = V^T must hold a dim's
+ *     keys contiguously. The keys are also permuted within each 16-key group
+ *     (pa_fp8_key_of_pos below) so that P's fp8 A fragment is the S accumulator's
+ *     registers packed in place, with no shuffles (FlashAttention-3 permutes P across
+ *     lanes instead).
+ *   two consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma m64n128k32 .e4m3
+ *     (both operands in shared memory), the masks and the online softmax of
+ *     common/softmax.h on the accumulator (the Ampere/Hopper fragment code), P scaled
+ *     by 2^8 and rounded to e4m3 (FlashAttention-3's offset: P <= 256 uses e4m3's
+ *     range, so small probabilities keep their bits), O += P.V^T by wgmma m64nDk32
+ *     with P from registers.
+ * The descales fold into the softmax scale (q, k) and the final normalisation (v).
+ *
+ * Shared-memory tiles (TMA, swizzled): Q, K, V rows of D bytes with the 128-byte
+ * swizzle at hd128 and the 64-byte one at hd64 (a row is then 64 bytes); V^T rows of
+ * 128 bytes (the 128 keys of a dim), 128-byte swizzle. Both swizzles are
+ * Swizzle<b,4,3>: byte offset x of a 1024-aligned tile lives at
+ * x ^ (((x >> 7) & (SW / 16 - 1)) << 4).
+ *
+ * Run-time features are the Hopper kernel's (block_ctx.cuh, frag_scores.cuh): causal,
+ * windows, softcap, ALiBi, GQA, varlen, seqused_k, LSE. Not: block masks, AUTO_BLOCK,
+ * 2:4 (UNSUPPORTED). */
+#define PA_CUDA_HOPPER_FP8_REAL 1
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+
+#include <cuda.h>
+#include <cuda_fp8.h>
+
+#include "block_ctx.cuh"
+#include "kernels.h"
+#include "mask.h"
+
+#include "ampere_mma.cuh"
+#include "ampere_softmax.cuh"
+#include "ampere_tile.cuh"
+#include "frag_scores.cuh"
+#include "hopper_ptx.cuh"
+
+#ifndef PA_CUDA_HOPPER_BUILT
+#  define PA_CUDA_HOPPER_BUILT 0
+#endif
+
+namespace {
+
+/* ---- fp8 wgmma (e4m3 x e4m3 -> f32), k32 per instruction ---- */
+
+/* D[64 x N] (+)= A[64 x 32] . B[32 x N], both from shared memory, K-major. */
+template <int N>
+__device__ __forceinline__ void pa_wgmma_fp8_ss(float (&d)[N / 8][4], uint64_t a, uint64_t b,
+                                                int scale_d);
+/* The same with A from registers: per warp, mma.sync m16n8k32's 8-bit A layout (reg 0:
+ * row g, k 4t..4t+3; reg 1: row g + 8, same k; regs 2, 3: k + 16; g = lane / 4,
+ * t = lane % 4). */
+template <int N>
+__device__ __forceinline__ void pa_wgmma_fp8_rs(float (&d)[N / 8][4], const uint32_t (&a)[4],
+                                                uint64_t b, int scale_d);
+#if PA_HOPPER_ARCH_OK
+template <>
+__device__ __forceinline__ void pa_wgmma_fp8_ss<128>(float (&d)[16][4], uint64_t a, uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void pa_wgmma_fp8_rs<64>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32, %33, %34, %35}, %36, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void pa_wgmma_fp8_rs<128>(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64, %65, %66, %67}, %68, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+#else
+template <int N>
+__device__ __forceinline__ void pa_wgmma_fp8_ss(float (&d)[N / 8][4], uint64_t a, uint64_t b,
+                                                int scale_d) {}
+template <int N>
+__device__ __forceinline__ void pa_wgmma_fp8_rs(float (&d)[N / 8][4], const uint32_t (&a)[4],
+                                                uint64_t b, int scale_d) {}
+#endif
+
+/* A shared-memory descriptor, K-major, swizzle SW bytes (128: layout type 1, 64: 2);
+ * SBO = 8 rows of SW bytes. */
+template <int SW>
+__device__ __forceinline__ uint64_t pa_fp8_desc(uint32_t addr) {
+  static_assert(SW == 128 || SW == 64, "swizzle");
+  return (uint64_t)((addr & 0x3FFFF) >> 4) | ((uint64_t)1 << 16) |
+         ((uint64_t)(((8 * SW) >> 4) & 0x3FFF) << 32) | ((SW == 128 ? 1ull : 2ull) << 62);
+}
+
+/* Byte offset x of a tile with the SW-byte swizzle, as stored. */
+template <int SW>
+__device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
+  return x ^ (((x >> 7) & (SW / 16 - 1)) << 4);
+}
+
+/* P's A fragment takes S accumulator chunks 4kk..4kk+3 as they are: reg 0 of the
+ * k32 step kk holds (row g) keys 2t, 2t+1 of chunk 4kk and of chunk 4kk + 1, so A
+ * position p (0..15 of a 16-key half) is key
+ *   key_of_pos(p) = 8 * ((p >> 1) & 1) + 2 * (p >> 2) + (p & 1),
+ * and V^T's byte p of a 16-key group holds that key. The transposer below writes
+ * the 16 bytes of a dim's key group as the words
+ *   [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
+
+/* The shape of one instantiation (head dim D, 8-bit elements). */
+template <int D, int STAGES = 2>
+struct pa_fp8_cfg {
+  enum {
+    consumers = 2,
+    block_q = 128,
+    block_k = 128,
+    threads = 384,
+    stages = STAGES, /* K/V/V^T ring depth: 2, or 3 ("-s3") */
+    sw = D >= 128 ? 128 : 64, /* swizzle of the Q, K, V tiles: their rows are D bytes */
+    /* setmaxnreg: 128 x 72 + 256 x 216 = 64512 = 384 x 168, the launch's allocation
+     * (the producer transposes V: 32 loaded words and 16 transposed ones live) */
+    producer_regs = 72,
+    consumer_regs = 216
+  };
+  static constexpr int q_bytes = block_q * D, kv_bytes = block_k * D;
+  /* [Q][K0][V0][Vt0][K1][V1][Vt1], 1024-byte aligned, + 1024 to align the start */
+  static constexpr int stage_bytes = 3 * kv_bytes;
+  static constexpr int smem_bytes = 1024 + q_bytes + stages * stage_bytes;
+  static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
+  static_assert(producer_regs * 128 + consumer_regs * 256 <= 65536 - 1024, "register file");
+};
+
+/* A variant (the kernel's template int V): the consumers' schedule in bits 0-1,
+ *   serial    each product waited for: S, softmax, P.V, tile after tile;
+ *   pipe      FlashAttention-3's intra-warpgroup overlap: S of tile n + 1 issued with
+ *             P.V of tile n, the softmax of n + 1 under that P.V;
+ *   pingpong  pipe, and the two consumers take turns issuing (named barriers), so
+ *             one's softmax runs while the other's products have the tensor cores;
+ * and the bits
+ *   PA_FP8_S3   a three-stage ring;
+ *   PA_FP8_E16  the softmax's exponentials two per MUFU instruction in fp16
+ *               (ampere_softmax.cuh, pa_exp2_pair_f16): p has 11 bits there and is
+ *               rounded to e4m3's 4 right after, and the special-function unit's
+ *               16 exponentials per clock per SM are ~1024 clocks per 128 x 128 tile,
+ *               as long as the tile's fp8 products at the tensor cores' peak.
+ *   PA_FP8_F16  step 3 and P's packing fused in f16x2: 2^8 p = 2^(x xscale - m xscale + 8)
+ *               by one FFMA per element (the 2^8 folded into the exponent) and one
+ *               ex2.approx.f16x2 and one cvt.rn.satfinite.e4m3x2.f16x2 per pair, the
+ *               tile's row sums in f16x2 (at most 16 terms <= 256 per half), added to l
+ *               in float32. Per element ~3.5 instructions instead of ~5.5 (E16 alone
+ *               adds the f16 packing and unpacking to the float32 path).
+ * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
+enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
+       PA_FP8_E16 = 8, PA_FP8_F16 = 16 };
+
+enum {
+  PA_FP8_MAX_STAGES = 3,
+  PA_FP8_MBAR_Q_FULL = 0,
+  PA_FP8_MBAR_K_FULL = 1,                                       /* x stages: K landed (TMA) */
+  PA_FP8_MBAR_V_FULL = PA_FP8_MBAR_K_FULL + PA_FP8_MAX_STAGES,  /* V landed, for the transposer */
+  PA_FP8_MBAR_VT_FULL = PA_FP8_MBAR_V_FULL + PA_FP8_MAX_STAGES, /* V^T written (4 producer warps) */
+  PA_FP8_MBAR_K_EMPTY = PA_FP8_MBAR_VT_FULL + PA_FP8_MAX_STAGES, /* K read (8 consumer warps) */
+  PA_FP8_MBAR_VT_EMPTY = PA_FP8_MBAR_K_EMPTY + PA_FP8_MAX_STAGES, /* V^T read (8 consumer warps) */
+  PA_FP8_MBARS = PA_FP8_MBAR_VT_EMPTY + PA_FP8_MAX_STAGES,
+  PA_FP8_BAR_PRODUCER = 1, /* named barrier of the producer's 128 threads */
+  PA_FP8_BAR_TURN0 = 2     /* pingpong: consumer cw's turn is named barrier TURN0 + cw */
+};
+
+struct pa_fp8_args {
+  CUtensorMap tq, tk, tv;
+  pa_problem p;
+};
+
+/* Two fp32 to two e4m3 (round to nearest even, saturating to +-448), lo in byte 0. */
+__device__ __forceinline__ uint32_t pa_fp8x2(float lo, float hi) {
+  return (uint32_t)__nv_cvt_float2_to_fp8x2(make_float2(lo, hi), __NV_SATFINITE, __NV_E4M3);
+}
+__device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d) {
+  return pa_fp8x2(a, b) | (pa_fp8x2(c, d) << 16);
+}
+
+/* Transpose one 128-key V tile (src: keys x D bytes, swizzle SW) into V^T (dst: D rows
+ * x 128 keys, 128-byte swizzle, keys permuted per 16-key group as above). Thread
+ * `tid` of the producer's 128 takes keys 16m..16m+15 x dims 16q + 8h .. +7: 16 8-byte
+ * loads, 16 4x4 byte transposes, 8 16-byte stores. The assignment
+ * q = tid % NQ, h = (tid / NQ) % 2, m = (q + tid / (2 NQ)) % 8 makes the loads of a
+ * half-warp and the stores of a quarter-warp hit distinct banks at hd128. */
+template <int D, int SW>
+__device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, int tid) {
+  enum { NQ = D / 16 };
+  if (tid >= NQ * 16) return;
+  const int q = tid % NQ, k = tid / NQ, h = k % 2, m = (q + k / 2) % 8;
+  const int d0 = 16 * q + 8 * h; /* first of the 8 dims */
+  uint32_t w[16][2];             /* key j: dims d0..d0+3, d0+4..d0+7 */
+#pragma unroll
+  for (int j = 0; j < 16; ++j) {
+    const uint32_t a = src + pa_swz<SW>((uint32_t)((16 * m + j) * D + d0));
+    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(w[j][0]), "=r"(w[j][1]) : "r"(a));
+  }
+#pragma unroll
+  for (int c = 0; c < 2; ++c) {
+    /* T[Q][i]: keys 4Q..4Q+3 of dim d0 + 4c + i */
+    uint32_t T[4][4];
+#pragma unroll
+    for (int Q = 0; Q < 4; ++Q) {
+      const uint32_t w0 = w[4 * Q][c], w1 = w[4 * Q + 1][c], w2 = w[4 * Q + 2][c],
+                     w3 = w[4 * Q + 3][c];
+      const uint32_t t0 = __byte_perm(w0, w1, 0x5140), t1 = __byte_perm(w0, w1, 0x7362);
+      const uint32_t t2 = __byte_perm(w2, w3, 0x5140), t3 = __byte_perm(w2, w3, 0x7362);
+      T[Q][0] = __byte_perm(t0, t2, 0x5410);
+      T[Q][1] = __byte_perm(t0, t2, 0x7632);
+      T[Q][2] = __byte_perm(t1, t3, 0x5410);
+      T[Q][3] = __byte_perm(t1, t3, 0x7632);
+    }
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t L0 = T[0][i], L1 = T[1][i], H0 = T[2][i], H1 = T[3][i];
+      const uint32_t o0 = __byte_perm(L0, H0, 0x5410), o1 = __byte_perm(L0, H0, 0x7632);
+      const uint32_t o2 = __byte_perm(L1, H1, 0x5410), o3 = __byte_perm(L1, H1, 0x7632);
+      const int d = d0 + 4 * c + i;
+      const uint32_t a = dst + pa_swz<128>((uint32_t)(d * 128 + 16 * m));
+      asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(o0), "r"(o1),
+                   "r"(o2), "r"(o3)
+                   : "memory");
+    }
+  }
+}
+
+template <int D, int V>
+__global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_constant__ pa_fp8_args a) {
+#if PA_HOPPER_ARCH_OK
+  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2> cfg;
+  enum {
+    PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
+    PINGPONG = (V & PA_FP8_SCHED) == PA_FP8_PINGPONG,
+    EXP16 = (V & PA_FP8_E16) != 0,
+    FUSED = (V & PA_FP8_F16) != 0,
+    BQ = cfg::block_q,
+    BK = cfg::block_k,
+    SW = cfg::sw,
+    STAGES = cfg::stages,
+    S_TILES = BK / 8,  /* 8-key chunks of the S accumulator */
+    O_TILES = D / 8,   /* 8-dim chunks of the O accumulator */
+    QK_STEPS = D / 32, /* k32 steps of Q.K^T */
+    PV_STEPS = BK / 32 /* k32 steps of P.V */
+  };
+  const pa_problem &p = a.p;
+  extern __shared__ __align__(1024) unsigned char pa_smem[];
+  __shared__ __align__(8) uint64_t bars[PA_FP8_MBARS];
+  const uint32_t s_q = (pa_hsmem(pa_smem) + 1023u) & ~1023u;
+  const uint32_t s_st = s_q + cfg::q_bytes; /* stage s: K, V, V^T at + s * stage_bytes */
+  auto s_k = [&](int s) { return s_st + s * cfg::stage_bytes; };
+  auto s_v = [&](int s) { return s_st + s * cfg::stage_bytes + cfg::kv_bytes; };
+  auto s_vt = [&](int s) { return s_st + s * cfg::stage_bytes + 2 * cfg::kv_bytes; };
+  auto bar = [&](int i) { return pa_hsmem(&bars[i]); };
+
+  pa_block_ctx c;
+  const int i0 = (gridDim.x - 1 - blockIdx.x) * BQ; /* later (causal: longer) rows first */
+  if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, i0, BQ)) return;
+  const int n_lo = (int)(c.klo / BK);
+  const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
+  const int tid = threadIdx.x;
+  const int bcoord = p.varlen ? 0 : c.b;
+
+  if (tid == 0) {
+    pa_mbar_init(bar(PA_FP8_MBAR_Q_FULL), 1);
+    for (int s = 0; s < STAGES; ++s) {
+      pa_mbar_init(bar(PA_FP8_MBAR_K_FULL + s), 1);
+      pa_mbar_init(bar(PA_FP8_MBAR_V_FULL + s), 1);
+      pa_mbar_init(bar(PA_FP8_MBAR_VT_FULL + s), 4);
+      pa_mbar_init(bar(PA_FP8_MBAR_K_EMPTY + s), 8);
+      pa_mbar_init(bar(PA_FP8_MBAR_VT_EMPTY + s), 8);
+    }
+    pa_mbar_init_fence();
+  }
+  __syncthreads();
+
+  if (tid < 128) {
+    /* The producer. */
+    pa_setmaxnreg_dec<cfg::producer_regs>();
+    auto issue = [&](int it) { /* thread 0: K and V of the it-th tile into its stage */
+      const int s = it % STAGES, ph = (it / STAGES) & 1;
+      pa_mbar_wait(bar(PA_FP8_MBAR_K_EMPTY + s), ph ^ 1);
+      const int krow = (int)c.seq.k_start + (n_lo + it) * BK;
+      pa_mbar_arrive_expect_tx(bar(PA_FP8_MBAR_K_FULL + s), cfg::kv_bytes);
+      pa_tma_load_4d(s_k(s), &a.tk, bar(PA_FP8_MBAR_K_FULL + s), 0, krow, c.hk, bcoord);
+      /* V's staging buffer of this stage was last read by the transpose of tile
+       * it - STAGES, which every producer thread finished before the named barrier */
+      pa_mbar_arrive_expect_tx(bar(PA_FP8_MBAR_V_FULL + s), cfg::kv_bytes);
+      pa_tma_load_4d(s_v(s), &a.tv, bar(PA_FP8_MBAR_V_FULL + s), 0, krow, c.hk, bcoord);
+    };
+    const int tiles = n_hi - n_lo;
+    if (tid == 0) {
+      pa_mbar_arrive_expect_tx(bar(PA_FP8_MBAR_Q_FULL), cfg::q_bytes);
+      pa_tma_load_4d(s_q, &a.tq, bar(PA_FP8_MBAR_Q_FULL), 0, (int)c.seq.q_start + c.i0, c.h,
+                     bcoord);
+      if (tiles > 0) issue(0);
+    }
+    for (int it = 0; it < tiles; ++it) {
+      const int s = it % STAGES, ph = (it / STAGES) & 1;
+      if (tid == 0 && it + 1 < tiles) issue(it + 1);
+      pa_mbar_wait(bar(PA_FP8_MBAR_V_FULL + s), ph);
+      pa_mbar_wait(bar(PA_FP8_MBAR_VT_EMPTY + s), ph ^ 1);
+      pa_fp8_transpose_v<D, SW>(s_v(s), s_vt(s), tid);
+      pa_fence_proxy_async(); /* the st.shared above, visible to wgmma */
+      __syncwarp();
+      if ((tid & 31) == 0) pa_mbar_arrive(bar(PA_FP8_MBAR_VT_FULL + s));
+      __syncwarp();
+      pa_named_sync(PA_FP8_BAR_PRODUCER, 128);
+    }
+    return;
+  }
+
+  /* A consumer warpgroup: 64 query rows. */
+  pa_setmaxnreg_inc<cfg::consumer_regs>();
+  const int cw = tid / 128 - 1;
+  const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
+  const int row0 = 64 * cw + 16 * warp;
+  const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
+  const float qk_descale =
+      pa_problem_descale(&p.q_descale, c.b, c.hk) * pa_problem_descale(&p.k_descale, c.b, c.hk);
+  const float v_descale = pa_problem_descale(&p.v_descale, c.b, c.hk);
+  const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
+  /* fast path: x = raw fp8 dot product, score * log2(e) = x * xscale */
+  const float xscale = general ? 1.0f : p.scale * qk_descale * PA_LOG2E;
+
+  float o[O_TILES][4];
+#pragma unroll
+  for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  pa_softmax_row sm[2] = {pa_softmax_start(), pa_softmax_start()};
+  const uint32_t s_q_wg = s_q + cw * 64 * D; /* this warpgroup's 64 rows */
+
+  auto warp_arrive = [&](int b) {
+    __syncwarp();
+    if (lane == 0) pa_mbar_arrive(bar(b));
+  };
+
+  auto issue_qk = [&](float (&sacc)[S_TILES][4], int s) { /* S = Q . K^T, committed */
+    pa_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < QK_STEPS; ++kk)
+      pa_wgmma_fp8_ss<BK>(sacc, pa_fp8_desc<SW>(s_q_wg + 32 * kk),
+                          pa_fp8_desc<SW>(s_k(s) + 32 * kk), kk > 0);
+    pa_wgmma_commit();
+  };
+  auto issue_pv = [&](const uint32_t (&pf)[PV_STEPS][4], int s) { /* O += P . V, committed */
+    pa_wgmma_fence_regs(o);
+    pa_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < PV_STEPS; ++kk)
+      pa_wgmma_fp8_rs<D>(o, pf[kk], pa_fp8_desc<128>(s_vt(s) + 32 * kk), 1);
+    pa_wgmma_commit();
+  };
+  /* Scores, masks and softmax steps 1-3 (O's rescale by alpha is the caller's). */
+  auto softmax = [&](float (&sacc)[S_TILES][4], int n, float (&alpha)[2]) {
+    if (general) { /* pa_score's scale is that of the real-valued q and k */
+#pragma unroll
+      for (int j = 0; j < S_TILES; ++j)
+#pragma unroll
+        for (int x = 0; x < 4; ++x) sacc[j][x] *= qk_descale;
+    }
+    const int k0 = n * BK;
+    const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+    pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, false, k0,
+                            c.i0 + row0 + (lane >> 2), t);
+    pa_frag_softmax_update_max<S_TILES>(sm, sacc, xscale, alpha);
+    pa_softmax_rescale(&sm[0], alpha[0]);
+    pa_softmax_rescale(&sm[1], alpha[1]);
+    if (!FUSED) pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
+  };
+  auto rescale_o = [&](const float (&alpha)[2]) {
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d) {
+      o[d][0] *= alpha[0];
+      o[d][1] *= alpha[0];
+      o[d][2] *= alpha[1];
+      o[d][3] *= alpha[1];
+    }
+  };
+  /* FUSED: step 3 and the pack in one pass (PA_FP8_F16 above); l gets sum(2^8 p) / 2^8. */
+  auto accumulate_pack_f16 = [&](const float (&sacc)[S_TILES][4], uint32_t (&pf)[PV_STEPS][4]) {
+    float ref[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) ref[r] = pa_softmax_ref(&sm[r]) * xscale - 8.0f;
+    __half2 sum[2] = {__float2half2_rn(0.0f), __float2half2_rn(0.0f)};
+#pragma unroll
+    for (int kk = 0; kk < PV_STEPS; ++kk) {
+      uint32_t w[4][2]; /* chunk 4kk + c, row r: two e4m3 in 16 bits */
+#pragma unroll
+      for (int c4 = 0; c4 < 4; ++c4)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+          const float(&sj)[4] = sacc[4 * kk + c4];
+          const __half2 x = __floats2half2_rn(fmaf(sj[2 * r], xscale, -ref[r]),
+                                              fmaf(sj[2 * r + 1], xscale, -ref[r]));
+          uint32_t xi = *reinterpret_cast<const uint32_t *>(&x), yi;
+          asm("ex2.approx.f16x2 %0, %1;\n" : "=r"(yi) : "r"(xi));
+          const __half2 y = *reinterpret_cast<const __half2 *>(&yi);
+          sum[r] = __hadd2(sum[r], y);
+          w[c4][r] = (uint32_t)__nv_cvt_halfraw2_to_fp8x2(*reinterpret_cast<const __half2_raw *>(&y),
+                                                          __NV_SATFINITE, __NV_E4M3);
+        }
+      pf[kk][0] = w[0][0] | (w[1][0] << 16);
+      pf[kk][1] = w[0][1] | (w[1][1] << 16);
+      pf[kk][2] = w[2][0] | (w[3][0] << 16);
+      pf[kk][3] = w[2][1] | (w[3][1] << 16);
+    }
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      pa_softmax_accumulate(&sm[r], (__low2float(sum[r]) + __high2float(sum[r])) * (1.0f / 256.0f));
+  };
+  /* P * 2^8 to e4m3, packed in place: S chunks 4kk..4kk+3 are the k32 step kk */
+  auto pack_p = [&](const float (&sacc)[S_TILES][4], uint32_t (&pf)[PV_STEPS][4]) {
+    if (FUSED) {
+      accumulate_pack_f16(sacc, pf);
+      return;
+    }
+    const float f = 256.0f;
+#pragma unroll
+    for (int kk = 0; kk < PV_STEPS; ++kk) {
+      const float(&c0)[4] = sacc[4 * kk], (&c1)[4] = sacc[4 * kk + 1];
+      const float(&c2)[4] = sacc[4 * kk + 2], (&c3)[4] = sacc[4 * kk + 3];
+      pf[kk][0] = pa_fp8x4(c0[0] * f, c0[1] * f, c1[0] * f, c1[1] * f);
+      pf[kk][1] = pa_fp8x4(c0[2] * f, c0[3] * f, c1[2] * f, c1[3] * f);
+      pf[kk][2] = pa_fp8x4(c2[0] * f, c2[1] * f, c3[0] * f, c3[1] * f);
+      pf[kk][3] = pa_fp8x4(c2[2] * f, c2[3] * f, c3[2] * f, c3[3] * f);
+    }
+  };
+
+  pa_mbar_wait(bar(PA_FP8_MBAR_Q_FULL), 0);
+  const int tiles = n_hi - n_lo;
+  if (!PIPE) {
+    /* One tile at a time: S, softmax, P.V, each waited for. */
+    for (int it = 0; it < tiles; ++it) {
+      const int s = it % STAGES, ph = (it / STAGES) & 1;
+      float sacc[S_TILES][4], alpha[2];
+      uint32_t pf[PV_STEPS][4];
+      pa_mbar_wait(bar(PA_FP8_MBAR_K_FULL + s), ph);
+      issue_qk(sacc, s);
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(sacc);
+      warp_arrive(PA_FP8_MBAR_K_EMPTY + s);
+      softmax(sacc, n_lo + it, alpha);
+      rescale_o(alpha);
+      pack_p(sacc, pf);
+      pa_mbar_wait(bar(PA_FP8_MBAR_VT_FULL + s), ph);
+      issue_pv(pf, s);
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(o);
+      warp_arrive(PA_FP8_MBAR_VT_EMPTY + s);
+    }
+  } else if (tiles > 0) {
+    /* FlashAttention-3's intra-warpgroup overlap: S of tile it and P.V of tile it - 1
+     * issued together, the softmax of it under that P.V. */
+    float sacc[S_TILES][4], alpha[2];
+    uint32_t pf[PV_STEPS][4];
+    /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
+     * other go; consumer 1 opens with an arrive so that consumer 0 goes first, and
+     * skips its last arrive, which no sync would match (both walk the same tiles) */
+    auto my_turn = [&] {
+      if (PINGPONG) pa_named_sync(PA_FP8_BAR_TURN0 + cw, 256);
+    };
+    auto your_turn = [&](bool last) {
+      if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_FP8_BAR_TURN0 + (1 - cw), 256);
+    };
+    if (PINGPONG && cw == 1) pa_named_arrive(PA_FP8_BAR_TURN0, 256);
+    pa_mbar_wait(bar(PA_FP8_MBAR_K_FULL), 0);
+    my_turn();
+    issue_qk(sacc, 0);
+    your_turn(false);
+    pa_wgmma_wait<0>();
+    pa_wgmma_fence_regs(sacc);
+    warp_arrive(PA_FP8_MBAR_K_EMPTY);
+    softmax(sacc, n_lo, alpha);
+    pack_p(sacc, pf);
+    for (int it = 1; it < tiles; ++it) {
+      const int s = it % STAGES, ph = (it / STAGES) & 1;
+      const int sp = (it - 1) % STAGES, php = ((it - 1) / STAGES) & 1;
+      pa_mbar_wait(bar(PA_FP8_MBAR_K_FULL + s), ph);
+      pa_mbar_wait(bar(PA_FP8_MBAR_VT_FULL + sp), php);
+      my_turn();
+      issue_qk(sacc, s);
+      rescale_o(alpha); /* no P.V in flight: the last one was waited for */
+      issue_pv(pf, sp);
+      your_turn(false);
+      pa_wgmma_wait<1>(); /* S landed; P.V of tile it - 1 may still run */
+      pa_wgmma_fence_regs(sacc);
+      warp_arrive(PA_FP8_MBAR_K_EMPTY + s);
+      softmax(sacc, n_lo + it, alpha);
+      /* (packing the next P into a second register set before this wait measured 11%
+       * slower on the H200: R2, pipe 643 against R1's 727 TFLOP/s at hd128) */
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(o);
+      warp_arrive(PA_FP8_MBAR_VT_EMPTY + sp);
+      pack_p(sacc, pf);
+    }
+    const int sl = (tiles - 1) % STAGES, phl = ((tiles - 1) / STAGES) & 1;
+    pa_mbar_wait(bar(PA_FP8_MBAR_VT_FULL + sl), phl);
+    my_turn();
+    rescale_o(alpha);
+    issue_pv(pf, sl);
+    your_turn(true);
+    pa_wgmma_wait<0>();
+    pa_wgmma_fence_regs(o);
+    warp_arrive(PA_FP8_MBAR_VT_EMPTY + sl);
+  }
+
+  /* Step 4: normalise (and undo the 2^8 of P, apply v's descale); bf16 out, LSE. */
+  float lse[2];
+  pa_frag_softmax_normalise(sm, xscale, o, lse);
+  const float post = v_descale * (1.0f / 256.0f);
+  __nv_bfloat16 *o_g = (__nv_bfloat16 *)p.o.ptr;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const int i = c.i0 + row0 + (lane >> 2) + 8 * r;
+    if (i >= c.seq.len_q) continue;
+    __nv_bfloat16 *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + 2 * t;
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d)
+      *(uint32_t *)(dst + 8 * d) =
+          pa_pack2<__nv_bfloat16>(o[d][2 * r] * post, o[d][2 * r + 1] * post);
+    if (p.lse.buf && t == 0)
+      ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
+  }
+#else
+  __trap(); /* never launched: pa_cuda_hopper_fp8_supports() requires the sm_90a build */
+#endif
+}
+
+/* ---- host side ---- */
+
+typedef CUresult (*pa_fp8_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                     const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* cuTensorMapEncodeTiled through the runtime's driver entry point (as fwd_hopper.cu). */
+pa_fp8_encode_fn pa_fp8_encode() {
+  static const pa_fp8_encode_fn fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return (pa_fp8_encode_fn) nullptr;
+    return (pa_fp8_encode_fn)f;
+  }();
+  return fn;
+}
+
+/* A 4-D map over an fp8 q/k/v view: (head dim, rows, heads, batch), bytes as uint8;
+ * boxes of D x box_rows, swizzled as the kernel reads them, zeros outside. */
+bool pa_fp8_map(CUtensorMap *m, const pa_view *v, const pa_problem *p, int64_t rows, int heads,
+                int box_rows) {
+  pa_fp8_encode_fn fn = pa_fp8_encode();
+  if (!fn || (uintptr_t)v->ptr % 16 != 0) return false;
+  const int64_t batch = p->varlen ? 1 : p->batch;
+  if (rows < 1) rows = 1;
+  const cuuint64_t dims[4] = {(cuuint64_t)p->head_dim, (cuuint64_t)rows, (cuuint64_t)heads,
+                              (cuuint64_t)batch};
+  int64_t st[3] = {v->stride_s, v->stride_h, v->stride_b}; /* bytes: 1-byte elements */
+  const int64_t filler = (rows * v->stride_s + 15) / 16 * 16;
+  for (int x = 0; x < 3; ++x) {
+    if (dims[x + 1] == 1) st[x] = filler > 0 ? filler : 16;
+    if (st[x] <= 0 || st[x] % 16 != 0 || st[x] >= (1ll << 40)) return false;
+  }
+  const cuuint64_t strides[3] = {(cuuint64_t)st[0], (cuuint64_t)st[1], (cuuint64_t)st[2]};
+  const cuuint32_t box[4] = {(cuuint32_t)p->head_dim, (cuuint32_t)box_rows, 1, 1};
+  const cuuint32_t estr[4] = {1, 1, 1, 1};
+  return fn(m, CU_TENSOR_MAP_DATA_TYPE_UINT8, 4, v->ptr, dims, strides, box, estr,
+            CU_TENSOR_MAP_INTERLEAVE_NONE,
+            p->head_dim >= 128 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B,
+            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+bool pa_fp8_maps(pa_fp8_args *a, const pa_problem *p) {
+  const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
+  const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
+  return pa_fp8_map(&a->tq, &p->q, p, rows_q, p->heads_q, 128) &&
+         pa_fp8_map(&a->tk, &p->k, p, rows_k, p->heads_kv, 128) &&
+         pa_fp8_map(&a->tv, &p->v, p, rows_k, p->heads_kv, 128);
+}
+
+template <int D, int V>
+std::atomic<unsigned long long> &pa_fp8_opted() {
+  static std::atomic<unsigned long long> mask(0);
+  return mask;
+}
+
+template <int D, int V>
+cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
+  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2> cfg;
+  pa_fp8_args args;
+  memset(&args, 0, sizeof args);
+  args.p = *p;
+  if (!pa_fp8_maps(&args, p)) return cudaErrorInvalidValue;
+  const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
+  int device = 0;
+  cudaError_t e = cudaGetDevice(&device);
+  if (e != cudaSuccess) return e;
+  const unsigned long long bit = device < 64 ? 1ull << device : 0;
+  if (!bit || !(pa_fp8_opted<D, V>().load(std::memory_order_acquire) & bit)) {
+    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
+    if (e != cudaSuccess) return e;
+    pa_fp8_opted<D, V>().fetch_or(bit, std::memory_order_acq_rel);
+  }
+  const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
+                  (unsigned)p->heads_q, (unsigned)p->batch);
+  pa_hopper_fp8_kernel<D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
+  return cudaGetLastError();
+}
+
+/* The compiled variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call). */
+#define PA_FP8_VARIANT_LIST(X)                 \
+  X("serial", PA_FP8_SERIAL)                   \
+  X("pipe", PA_FP8_PIPE)                       \
+  X("pingpong", PA_FP8_PINGPONG)               \
+  X("serial-s3", PA_FP8_SERIAL | PA_FP8_S3)    \
+  X("pingpong-s3", PA_FP8_PINGPONG | PA_FP8_S3) \
+  X("serial-e16", PA_FP8_SERIAL | PA_FP8_E16)   \
+  X("pipe-e16", PA_FP8_PIPE | PA_FP8_E16)       \
+  X("pingpong-e16", PA_FP8_PINGPONG | PA_FP8_E16) \
+  X("pingpong-s3-e16", PA_FP8_PINGPONG | PA_FP8_S3 | PA_FP8_E16) \
+  X("serial-f16", PA_FP8_SERIAL | PA_FP8_F16)   \
+  X("pipe-f16", PA_FP8_PIPE | PA_FP8_F16)       \
+  X("pingpong-f16", PA_FP8_PINGPONG | PA_FP8_F16)
+
+/* The default: serial, the fastest variant that passed the whole test_fp8 suite on the
+ * H200 in this form (bench/RESULTS.md, issue 9; fp8 S8192 TFLOP/s, attn_speed: hd128
+ * serial 677 (R1) / 679 (R2), hd64 416 (R1)). pipe in this form measured 727 / 447 in
+ * R1 and was bit-identical to serial there, but ran the suite only in R2's form (its
+ * next P packed before the wait, 643 / 368: slower); -e16 and -f16 were slower in
+ * every pairing. Changing the default needs pipe's suite run on the GPU first. */
+enum { PA_FP8_DEFAULT = PA_FP8_SERIAL };
+
+int pa_fp8_variant() {
+  struct named {
+    const char *name;
+    int v;
+  };
+#define PA_FP8_NAME(name, v) {name, v},
+  static const named variants[] = {PA_FP8_VARIANT_LIST(PA_FP8_NAME)};
+#undef PA_FP8_NAME
+  if (const char *env = getenv("POLYATTN_CUDA_FP8_VARIANT"))
+    for (const named &x : variants)
+      if (!strcmp(env, x.name)) return x.v;
+  return PA_FP8_DEFAULT;
+}
+
+template <int D>
+cudaError_t pa_fp8_run(const pa_problem *p, cudaStream_t stream) {
+  switch (pa_fp8_variant()) {
+#define PA_FP8_CASE(name, v) \
+  case (v): return pa_fp8_launch<D, (v)>(p, stream);
+    PA_FP8_VARIANT_LIST(PA_FP8_CASE)
+#undef PA_FP8_CASE
+  default: return pa_fp8_launch<D, PA_FP8_DEFAULT>(p, stream);
+  }
+}
+
+} /* namespace */
+
+int pa_cuda_hopper_fp8_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err) {
+#define PA_NO(...)                                             \
+  do {                                                         \
+    if (err) snprintf(err->msg, sizeof err->msg, __VA_ARGS__); \
+    return 0;                                                  \
+  } while (0)
+  if (!PA_CUDA_HOPPER_BUILT)
+    PA_NO("the hopper-fp8 kernel is not in this build (POLYATTN_CUDA_ARCHS has no 90, so no "
+          "sm_90a code was compiled)");
+  if (p->dtype != POLYATTN_DTYPE_FP8_E4M3)
+    PA_NO("the hopper-fp8 kernel takes fp8_e4m3 inputs only");
+  if (p->pass != PA_PASS_FORWARD) PA_NO("the hopper-fp8 kernel computes the forward only");
+  if (dev->cc_major != 9 || dev->cc_minor != 0)
+    PA_NO("fp8 attention runs on compute capability 9.0 (Hopper, sm_90a) only; the device is "
+          "%d.%d", dev->cc_major, dev->cc_minor);
+  if (p->sparsity != POLYATTN_SPARSITY_NONE)
+    PA_NO("the hopper-fp8 kernel computes dense attention only (no block masks, AUTO_BLOCK "
+          "or 2:4)");
+  if (p->head_dim != p->head_dim_v || (p->head_dim != 64 && p->head_dim != 128))
+    PA_NO("the hopper-fp8 kernel has head dims 64 and 128 (equal for q/k and v) only; this "
+          "problem has %d and %d", p->head_dim, p->head_dim_v);
+  if (p->heads_q > 65535 || p->batch > 65535)
+    PA_NO("the hopper-fp8 kernel's grid takes at most 65535 heads and batch entries");
+  if ((p->varlen ? p->total_k : (int64_t)p->seqlen_k) <= 0)
+    PA_NO("the hopper-fp8 kernel needs at least one key row");
+  const pa_view *vs[3] = {&p->q, &p->k, &p->v};
+  const char *names[3] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i)
+    if ((p->varlen ? 0 : vs[i]->stride_b % 16) || vs[i]->stride_s % 16 || vs[i]->stride_h % 16 ||
+        vs[i]->offset % 16)
+      PA_NO("the hopper-fp8 kernel needs 16-byte aligned rows: %s's offset and strides must be "
+            "multiples of 16 elements", names[i]);
+  if (p->o.stride_s % 2 || p->o.stride_h % 2 || p->o.stride_b % 2 || p->o.offset % 4)
+    PA_NO("the hopper-fp8 kernel stores out in 4-byte pairs: out's offset must be a multiple of "
+          "4 bytes and its strides even");
+  const bool s3 = (pa_fp8_variant() & PA_FP8_S3) != 0;
+  const int smem = p->head_dim == 64 ? (s3 ? pa_fp8_cfg<64, 3>::smem_bytes : pa_fp8_cfg<64>::smem_bytes)
+                                     : (s3 ? pa_fp8_cfg<128, 3>::smem_bytes : pa_fp8_cfg<128>::smem_bytes);
+  if ((size_t)smem > dev->smem_optin)
+    PA_NO("the hopper-fp8 kernel needs %d bytes of shared memory; the device allows %zu", smem,
+          dev->smem_optin);
+  if (p->q.ptr && p->k.ptr && p->v.ptr) {
+    pa_fp8_args a;
+    if (!pa_fp8_maps(&a, p))
+      PA_NO("the hopper-fp8 kernel could not describe q/k/v to the tensor-memory accelerator "
+            "(cuTensorMapEncodeTiled refused the strides, or the driver lacks it)");
+  }
+#undef PA_NO
+  return 1;
+}
+
+cudaError_t pa_cuda_hopper_fp8_forward(const pa_problem *p, const pa_cuda_device *dev,
+                                       cudaStream_t stream) {
+  (void)dev;
+  if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  return p->head_dim == 64 ? pa_fp8_run<64>(p, stream) : pa_fp8_run<128>(p, stream);
+}
