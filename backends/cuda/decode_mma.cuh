@@ -32,7 +32,9 @@
  *            a word that already holds the tag and a count below the block count
  *            (which this kernel never leaves behind) would be misread.
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
- * behind them) instead of after.
+ * behind them) instead of after. L.interleave (POLYATTN_CUDA_DECODE_INTERLEAVE=1, an
+ * experiment) deals the block's key range to its warps tile by tile instead of in
+ * one run per warp: a warp's partial then covers every warps-th tile.
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -201,10 +203,16 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   pa_mask_rows_range(&mask, 0, seq.len_q, &lo_any, &hi_any);
   pa_mask_row_range(&mask, seq.len_q - 1, &lo_all, &unused); /* keys every row keeps: */
   pa_mask_row_range(&mask, 0, &unused, &hi_all);              /* [lo_all, hi_all) */
-  const int64_t s0 = (int64_t)split * L.split_keys;
+  /* L.interleave: the block's warps share the block's key range tile by tile (warp w
+   * takes tiles w, w + warps, ...), so the block streams one region at a time
+   * instead of one per warp; tile n of this warp starts at k_first + n * k_step. */
+  const int64_t span = L.interleave ? (int64_t)L.warps * L.split_keys : L.split_keys;
+  const int64_t s0 = L.interleave ? (int64_t)blockIdx.x * span : (int64_t)split * L.split_keys;
   const int64_t k_begin = lo_any > s0 ? lo_any : s0;
-  const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
-  const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kMmaKeys - 1) / kMmaKeys) : 0;
+  const int64_t k_end = hi_any < s0 + span ? hi_any : s0 + span;
+  const int64_t k_first = k_begin + (L.interleave ? (int64_t)warp * kMmaKeys : 0);
+  const int64_t k_step = L.interleave ? (int64_t)L.warps * kMmaKeys : kMmaKeys;
+  const int tiles = k_end > k_first ? (int)((k_end - k_first + k_step - 1) / k_step) : 0;
 
   char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
   auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kMmaKeys * kPitch; };
@@ -213,7 +221,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0. */
   auto load_tile = [&](int n, int slot) {
-    const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
+    const int64_t k0 = k_first + (int64_t)n * k_step;
     const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
     const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
     const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
@@ -233,7 +241,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     if (!p.block_mask.buf) return n;
     const int nqb = (seq.len_q - 1) / p.block_q + 1;
     for (; n < tiles; ++n) {
-      const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
+      const int64_t k0 = k_first + (int64_t)n * k_step;
       const int64_t k1 = k0 + kMmaKeys < k_end ? k0 + kMmaKeys : k_end;
       const int kb0 = (int)(k0 / p.block_k), nkb = (int)((k1 - 1) / p.block_k) - kb0 + 1;
       int any = 0;
@@ -311,7 +319,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
 
     const int slot = it % kMmaStages;
-    const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
+    const int64_t k0 = k_first + (int64_t)comp_n * k_step;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
 
     /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */

@@ -92,6 +92,7 @@ static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel par
 enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2, kMergeTicket = 3 };
 constexpr int kMergeDefault = kMergeKernel; /* measured fastest: decision 72, bench/RESULTS.md (fifth session) */
 constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
+constexpr int kInterleaveDefault = 0; /* an experiment of the sixth session (bench/RESULTS.md) */
 
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
@@ -108,6 +109,7 @@ struct decode_plan {
   int warps;           /* mma: warps per block, each its own split */
   int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
   int early;           /* mma: first K/V tiles issued before Q is staged */
+  int interleave;      /* mma: the block's warps take its tiles in turn (decode_mma.cuh) */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
@@ -219,6 +221,8 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   L.merge = L.mma ? merge_mode(dev) : kMergeKernel;
   const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
+  const char *inter = getenv("POLYATTN_CUDA_DECODE_INTERLEAVE");
+  L.interleave = inter && *inter ? strcmp(inter, "0") != 0 : kInterleaveDefault;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {

@@ -4,8 +4,9 @@
 # polyattn package copied beside this file): the ticket merge (the last block of each
 # (batch, kv head) merges; fwd_decode.cu, decode_mma.cuh, POLYATTN_CUDA_DECODE_MERGE=
 # ticket) checked on the decode sweep, then timed against the merge kernel and PyTorch
-# SDPA (decode_variants.py, three timers), then graph capture, determinism, the
-# tensor-core path forced, racecheck and memcheck, and an ncu profile of the 4k call.
+# SDPA (decode_variants.py, three timers), with the experiments POLYATTN_CUDA_DECODE_
+# TICKET_ZERO, _MERGE_CARVEOUT and _INTERLEAVE (fwd_decode.cu), then graph capture, determinism, the
+# tensor-core path forced, memcheck (ticket + interleave) and racecheck, and an ncu profile of the 4k call.
 # Budget 80 s; most important first. Logs under $OUT.
 set -uo pipefail
 gzip -d lib/*.gz bin/*.gz 2>/dev/null
@@ -27,8 +28,10 @@ step sweep-ticket 12 env $T POLYATTN_TEST_CASES=$CASES test_forward --verbose --
 V="kernel:POLYATTN_CUDA_DECODE_MERGE=kernel;"
 V+="ticket:POLYATTN_CUDA_DECODE_MERGE=ticket;"
 V+="ticket-zero:POLYATTN_CUDA_DECODE_MERGE=ticket,POLYATTN_CUDA_DECODE_TICKET_ZERO=1;"
-V+="kernel-carve:POLYATTN_CUDA_DECODE_MERGE=kernel,POLYATTN_CUDA_DECODE_MERGE_CARVEOUT=1"
-step perf 28 python3 decode_variants.py --variants "$V" --json "$OUT/decode-variants.jsonl"
+V+="kernel-carve:POLYATTN_CUDA_DECODE_MERGE=kernel,POLYATTN_CUDA_DECODE_MERGE_CARVEOUT=1;"
+V+="ticket-inter:POLYATTN_CUDA_DECODE_MERGE=ticket,POLYATTN_CUDA_DECODE_INTERLEAVE=1"
+step perf 30 python3 decode_variants.py --variants "$V" --json "$OUT/decode-variants.jsonl"
+step sweep-inter 10 env $T POLYATTN_CUDA_DECODE_INTERLEAVE=1 POLYATTN_TEST_CASES=$CASES test_forward --verbose --filter 'forward/sweep' --jobs 8
 step graph-ticket 8 env POLYATTN_CUDA_DECODE_MERGE=ticket test_cuda --verbose --filter 'cuda/graph_capture_decode_bf16'
 step det-ticket 6 env $T POLYATTN_CUDA_DECODE_PATH=mma POLYATTN_TEST_CASES=det_decode_split \
   test_forward --verbose --filter 'forward/deterministic'
@@ -36,7 +39,7 @@ step sweep-ticket-zero 8 env $T POLYATTN_CUDA_DECODE_TICKET_ZERO=1 POLYATTN_TEST
   test_forward --verbose --filter 'forward/sweep' --jobs 8
 SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 if [ -n "$SAN" ]; then
-  step memcheck 14 env $T POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk3000_block,decode_s1_sk16384 \
+  step memcheck 14 env $T POLYATTN_CUDA_DECODE_INTERLEAVE=1 POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk3000_block,decode_s1_sk16384 \
     "$SAN" --tool memcheck --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 4
   step racecheck 12 env $T POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk1500 \
     "$SAN" --tool racecheck --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 4
@@ -46,7 +49,7 @@ NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
   --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section LaunchStats \
   polyattn run --backend cuda --repeat 3 --no-check --dtype bf16 --batch 8 --heads 32 --kv-heads 8 \
   --dim 128 --seq-q 1 --seq-k 4096
-grep -hE "^\[====\]" "$OUT"/sweep-ticket.log "$OUT"/sweep-ticket-zero.log "$OUT"/graph-ticket.log "$OUT"/det-ticket.log 2>/dev/null
+grep -hE "^\[====\]" "$OUT"/sweep-ticket.log "$OUT"/sweep-inter.log "$OUT"/sweep-ticket-zero.log "$OUT"/graph-ticket.log "$OUT"/det-ticket.log 2>/dev/null
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/memcheck.log" "$OUT/racecheck.log" 2>/dev/null
 grep -v "^#" "$OUT/perf.log" | cut -c1-150
 cat "$OUT/SUMMARY.txt"
