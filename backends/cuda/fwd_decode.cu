@@ -769,17 +769,17 @@ cudaError_t launch_merge(const pa_problem *p, const decode_plan &L, cudaStream_t
   /* Experiment (POLYATTN_CUDA_DECODE_MERGE_CARVEOUT=1): ask for the split kernel's
    * L1/shared split for the merge kernel too, so that an SM need not be reconfigured
    * between the two (a guess at part of the merge's cost; bench/RESULTS.md, sixth
-   * session). Set once per process: the attribute is the function's. */
+   * session). The attribute is the function's: set again whenever the setting
+   * changes, so a process that times both settings gets each. */
   static std::atomic<int> carveout(0);
-  if (!carveout.load(std::memory_order_acquire)) {
-    const char *env = getenv("POLYATTN_CUDA_DECODE_MERGE_CARVEOUT");
-    if (env && *env && strcmp(env, "0") != 0) {
-      const cudaError_t e = cudaFuncSetAttribute(decode_merge_kernel,
-                                                 cudaFuncAttributePreferredSharedMemoryCarveout,
-                                                 (int)cudaSharedmemCarveoutMaxShared);
-      if (e != cudaSuccess) return e;
-      carveout.store(1, std::memory_order_release);
-    }
+  const char *env = getenv("POLYATTN_CUDA_DECODE_MERGE_CARVEOUT");
+  const int want = env && *env && strcmp(env, "0") != 0;
+  if (carveout.load(std::memory_order_acquire) != want) {
+    const cudaError_t e = cudaFuncSetAttribute(
+        decode_merge_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+        want ? (int)cudaSharedmemCarveoutMaxShared : (int)cudaSharedmemCarveoutDefault);
+    if (e != cudaSuccess) return e;
+    carveout.store(want, std::memory_order_release);
   }
 #if PA_HAS_MMA_SYNC
   if (L.merge == kMergePdl) {
