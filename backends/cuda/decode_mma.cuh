@@ -34,7 +34,8 @@
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
  * behind them) instead of after. L.interleave (POLYATTN_CUDA_DECODE_INTERLEAVE=1, an
  * experiment) deals the block's key range to its warps tile by tile instead of in
- * one run per warp: a warp's partial then covers every warps-th tile.
+ * one run per warp: a warp's partial then covers every warps-th tile. L.l2hint
+ * (POLYATTN_CUDA_DECODE_L2HINT=1, an experiment) adds .L2::256B to the K/V copies.
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -75,6 +76,16 @@ static_assert(kMmaWarpsMax * kMmaRows * (128 + 2) * 4 <= (int)mma_ring_bytes(128
 /* Ticket merge: the arrival word is kTicketTag << 16 | blocks arrived so far. */
 constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payload in its high half */
 constexpr int kTicketBatch = 8; /* splits whose partials one merging thread loads at once */
+
+/* pa_cp_async_16 with the L2 prefetch-size hint .L2::256B (an experiment,
+ * POLYATTN_CUDA_DECODE_L2HINT=1: a K or V row of one kv head is 256 bytes at D = 128). */
+__device__ __forceinline__ void cp_async_16_l2_256(uint32_t dst, const void *src, int src_bytes) {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes)
+               : "memory");
+#endif
+}
 
 /* Programmatic dependent launch (sm_90; no-ops in code compiled for older targets,
  * where the host never asks for it: decode_arch90()). */
@@ -231,8 +242,13 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
       const int j = idx / kChunks, ch = idx - j * kChunks;
       const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
-      pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
-      pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+      if (L.l2hint) {
+        cp_async_16_l2_256(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
+        cp_async_16_l2_256(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+      } else {
+        pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
+        pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+      }
     }
   };
 

@@ -110,6 +110,7 @@ struct decode_plan {
   int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
   int early;           /* mma: first K/V tiles issued before Q is staged */
   int interleave;      /* mma: the block's warps take its tiles in turn (decode_mma.cuh) */
+  int l2hint;          /* mma: K/V copies with the .L2::256B prefetch hint */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
@@ -223,6 +224,8 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
   const char *inter = getenv("POLYATTN_CUDA_DECODE_INTERLEAVE");
   L.interleave = inter && *inter ? strcmp(inter, "0") != 0 : kInterleaveDefault;
+  const char *l2h = getenv("POLYATTN_CUDA_DECODE_L2HINT");
+  L.l2hint = l2h && *l2h && strcmp(l2h, "0") != 0;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {

@@ -5,7 +5,7 @@
 # (batch, kv head) merges; fwd_decode.cu, decode_mma.cuh, POLYATTN_CUDA_DECODE_MERGE=
 # ticket) checked on the decode sweep, then timed against the merge kernel and PyTorch
 # SDPA (decode_variants.py, three timers), with the experiments POLYATTN_CUDA_DECODE_
-# TICKET_ZERO, _MERGE_CARVEOUT and _INTERLEAVE (fwd_decode.cu), then graph capture, determinism, the
+# TICKET_ZERO, _MERGE_CARVEOUT, _INTERLEAVE and _L2HINT (fwd_decode.cu), then graph capture, determinism, the
 # tensor-core path forced, memcheck (ticket + interleave) and racecheck, and an ncu profile of the 4k call.
 # Budget 80 s; most important first. Logs under $OUT.
 set -uo pipefail
@@ -29,8 +29,9 @@ V="kernel:POLYATTN_CUDA_DECODE_MERGE=kernel;"
 V+="ticket:POLYATTN_CUDA_DECODE_MERGE=ticket;"
 V+="ticket-zero:POLYATTN_CUDA_DECODE_MERGE=ticket,POLYATTN_CUDA_DECODE_TICKET_ZERO=1;"
 V+="kernel-carve:POLYATTN_CUDA_DECODE_MERGE=kernel,POLYATTN_CUDA_DECODE_MERGE_CARVEOUT=1;"
-V+="ticket-inter:POLYATTN_CUDA_DECODE_MERGE=ticket,POLYATTN_CUDA_DECODE_INTERLEAVE=1"
-step perf 30 python3 decode_variants.py --variants "$V" --json "$OUT/decode-variants.jsonl"
+V+="ticket-inter:POLYATTN_CUDA_DECODE_MERGE=ticket,POLYATTN_CUDA_DECODE_INTERLEAVE=1;"
+V+="ticket-l2:POLYATTN_CUDA_DECODE_MERGE=ticket,POLYATTN_CUDA_DECODE_L2HINT=1"
+step perf 32 python3 decode_variants.py --variants "$V" --json "$OUT/decode-variants.jsonl"
 step sweep-inter 10 env $T POLYATTN_CUDA_DECODE_INTERLEAVE=1 POLYATTN_TEST_CASES=$CASES test_forward --verbose --filter 'forward/sweep' --jobs 8
 step graph-ticket 8 env POLYATTN_CUDA_DECODE_MERGE=ticket test_cuda --verbose --filter 'cuda/graph_capture_decode_bf16'
 step det-ticket 6 env $T POLYATTN_CUDA_DECODE_PATH=mma POLYATTN_TEST_CASES=det_decode_split \
