@@ -32,10 +32,7 @@
  *            a word that already holds the tag and a count below the block count
  *            (which this kernel never leaves behind) would be misread.
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
- * behind them) instead of after. L.interleave (POLYATTN_CUDA_DECODE_INTERLEAVE=1, an
- * experiment) deals the block's key range to its warps tile by tile instead of in
- * one run per warp: a warp's partial then covers every warps-th tile. L.l2hint
- * (POLYATTN_CUDA_DECODE_L2HINT=1, an experiment) adds .L2::256B to the K/V copies.
+ * behind them) instead of after.
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -77,16 +74,6 @@ static_assert(kMmaWarpsMax * kMmaRows * (128 + 2) * 4 <= (int)mma_ring_bytes(128
 constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payload in its high half */
 constexpr int kTicketBatch = 8; /* splits whose partials one merging thread loads at once */
 
-/* pa_cp_async_16 with the L2 prefetch-size hint .L2::256B (an experiment,
- * POLYATTN_CUDA_DECODE_L2HINT=1: a K or V row of one kv head is 256 bytes at D = 128). */
-__device__ __forceinline__ void cp_async_16_l2_256(uint32_t dst, const void *src, int src_bytes) {
-#if PA_AMPERE_ARCH_OK
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
-               "r"(src_bytes)
-               : "memory");
-#endif
-}
-
 /* Programmatic dependent launch (sm_90; no-ops in code compiled for older targets,
  * where the host never asks for it: decode_arch90()). */
 __device__ __forceinline__ void pa_pdl_launch_dependents() {
@@ -100,8 +87,21 @@ __device__ __forceinline__ void pa_pdl_wait() {
 #endif
 }
 
+/* The arrival: a compare-and-swap with acquire and release semantics at GPU scope
+ * (the release publishes the block's partials, ordered before it by a barrier; the
+ * acquire makes the other blocks' visible to the block that arrives last). */
+__device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, unsigned long long cmp,
+                                                         unsigned long long val) {
+  unsigned long long old;
+  asm volatile("atom.acq_rel.gpu.global.cas.b64 %0, [%1], %2, %3;\n"
+               : "=l"(old)
+               : "l"(w), "l"(cmp), "l"(val)
+               : "memory");
+  return old;
+}
+
 /* The ticket merge's second half, run by every block after its warps wrote their
- * partials: the release (fence, then the arrival), and in the last block of the
+ * partials: the arrival (barrier, then one release), and in the last block of the
  * (batch entry, kv head) the merge of its R rows over all L.splits splits, in
  * split order (the order of decode_merge_kernel, so results do not depend on which
  * block arrives last). Each thread merges 4 columns of one row; it loads the m, l
@@ -110,25 +110,20 @@ __device__ __forceinline__ void pa_pdl_wait() {
 __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
                                           int b, int hkv, int G, int R, int64_t row0) {
   __shared__ int last;
-  __threadfence(); /* this thread's partial writes reach the GPU's scope */
-  __syncthreads();
+  __syncthreads(); /* every warp's partial is written (the release below covers them) */
   if (threadIdx.x == 0) {
-    __threadfence(); /* release: the block's writes (ordered by the barrier) before the arrival */
     unsigned long long *w = L.tickets + (size_t)b * p.heads_kv + hkv;
     unsigned long long cur = __ldcg(w), seen;
     for (;;) {
       seen = cur >> 16 == kTicketTag ? (cur & 0xffffull) : 0ull;
-      const unsigned long long prev = atomicCAS(w, cur, kTicketTag << 16 | (seen + 1));
+      const unsigned long long prev = ticket_cas(w, cur, kTicketTag << 16 | (seen + 1));
       if (prev == cur) break;
       cur = prev;
     }
     last = seen + 1 == gridDim.x;
-    if (last) {
-      atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
-      __threadfence();     /* acquire: every block's partials, before the barrier below */
-    }
+    if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
   }
-  __syncthreads();
+  __syncthreads(); /* the acquire above orders the other threads' loads below */
   if (!last) return;
 
   const int Dv = p.head_dim_v, dv4 = Dv / 4, ns = L.splits;
@@ -214,16 +209,10 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   pa_mask_rows_range(&mask, 0, seq.len_q, &lo_any, &hi_any);
   pa_mask_row_range(&mask, seq.len_q - 1, &lo_all, &unused); /* keys every row keeps: */
   pa_mask_row_range(&mask, 0, &unused, &hi_all);              /* [lo_all, hi_all) */
-  /* L.interleave: the block's warps share the block's key range tile by tile (warp w
-   * takes tiles w, w + warps, ...), so the block streams one region at a time
-   * instead of one per warp; tile n of this warp starts at k_first + n * k_step. */
-  const int64_t span = L.interleave ? (int64_t)L.warps * L.split_keys : L.split_keys;
-  const int64_t s0 = L.interleave ? (int64_t)blockIdx.x * span : (int64_t)split * L.split_keys;
+  const int64_t s0 = (int64_t)split * L.split_keys;
   const int64_t k_begin = lo_any > s0 ? lo_any : s0;
-  const int64_t k_end = hi_any < s0 + span ? hi_any : s0 + span;
-  const int64_t k_first = k_begin + (L.interleave ? (int64_t)warp * kMmaKeys : 0);
-  const int64_t k_step = L.interleave ? (int64_t)L.warps * kMmaKeys : kMmaKeys;
-  const int tiles = k_end > k_first ? (int)((k_end - k_first + k_step - 1) / k_step) : 0;
+  const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
+  const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kMmaKeys - 1) / kMmaKeys) : 0;
 
   char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
   auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kMmaKeys * kPitch; };
@@ -232,7 +221,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0. */
   auto load_tile = [&](int n, int slot) {
-    const int64_t k0 = k_first + (int64_t)n * k_step;
+    const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
     const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
     const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
     const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
@@ -242,13 +231,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
       const int j = idx / kChunks, ch = idx - j * kChunks;
       const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
-      if (L.l2hint) {
-        cp_async_16_l2_256(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
-        cp_async_16_l2_256(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
-      } else {
-        pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
-        pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
-      }
+      pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
+      pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
     }
   };
 
@@ -257,7 +241,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     if (!p.block_mask.buf) return n;
     const int nqb = (seq.len_q - 1) / p.block_q + 1;
     for (; n < tiles; ++n) {
-      const int64_t k0 = k_first + (int64_t)n * k_step;
+      const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
       const int64_t k1 = k0 + kMmaKeys < k_end ? k0 + kMmaKeys : k_end;
       const int kb0 = (int)(k0 / p.block_k), nkb = (int)((k1 - 1) / p.block_k) - kb0 + 1;
       int any = 0;
@@ -335,7 +319,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
 
     const int slot = it % kMmaStages;
-    const int64_t k0 = k_first + (int64_t)comp_n * k_step;
+    const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
 
     /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */

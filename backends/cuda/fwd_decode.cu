@@ -90,9 +90,8 @@ static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel par
  * POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster|ticket). The fp32 kernel always uses
  * the merge kernel. */
 enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2, kMergeTicket = 3 };
-constexpr int kMergeDefault = kMergeKernel; /* measured fastest: decision 72, bench/RESULTS.md (fifth session) */
+constexpr int kMergeDefault = kMergeTicket; /* sixth session, decision 81 (bench/RESULTS.md) */
 constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
-constexpr int kInterleaveDefault = 0; /* an experiment of the sixth session (bench/RESULTS.md) */
 
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
@@ -109,8 +108,6 @@ struct decode_plan {
   int warps;           /* mma: warps per block, each its own split */
   int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
   int early;           /* mma: first K/V tiles issued before Q is staged */
-  int interleave;      /* mma: the block's warps take its tiles in turn (decode_mma.cuh) */
-  int l2hint;          /* mma: K/V copies with the .L2::256B prefetch hint */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
@@ -222,10 +219,6 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   L.merge = L.mma ? merge_mode(dev) : kMergeKernel;
   const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
-  const char *inter = getenv("POLYATTN_CUDA_DECODE_INTERLEAVE");
-  L.interleave = inter && *inter ? strcmp(inter, "0") != 0 : kInterleaveDefault;
-  const char *l2h = getenv("POLYATTN_CUDA_DECODE_L2HINT");
-  L.l2hint = l2h && *l2h && strcmp(l2h, "0") != 0;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
@@ -769,21 +762,6 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
  * (it may start before the split grid ends and waits in griddepcontrol.wait). */
 cudaError_t launch_merge(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   const dim3 grid((unsigned)p->seqlen_q, (unsigned)p->heads_q, (unsigned)p->batch);
-  /* Experiment (POLYATTN_CUDA_DECODE_MERGE_CARVEOUT=1): ask for the split kernel's
-   * L1/shared split for the merge kernel too, so that an SM need not be reconfigured
-   * between the two (a guess at part of the merge's cost; bench/RESULTS.md, sixth
-   * session). The attribute is the function's: set again whenever the setting
-   * changes, so a process that times both settings gets each. */
-  static std::atomic<int> carveout(0);
-  const char *env = getenv("POLYATTN_CUDA_DECODE_MERGE_CARVEOUT");
-  const int want = env && *env && strcmp(env, "0") != 0;
-  if (carveout.load(std::memory_order_acquire) != want) {
-    const cudaError_t e = cudaFuncSetAttribute(
-        decode_merge_kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
-        want ? (int)cudaSharedmemCarveoutMaxShared : (int)cudaSharedmemCarveoutDefault);
-    if (e != cudaSuccess) return e;
-    carveout.store(want, std::memory_order_release);
-  }
 #if PA_HAS_MMA_SYNC
   if (L.merge == kMergePdl) {
     cudaLaunchConfig_t cfg = {};
