@@ -15,7 +15,8 @@
  *                                             V rows by ldmatrix.trans
  * Each warp's partial (O unnormalised, m in natural-log units, l) is split number
  * blockIdx.x * L.warps + warp. How the partials are merged is L.merge (decode_merge;
- * the first is the default, the fastest measured on the H200: docs/decisions.md 72):
+ * the last, ticket, is the default, the fastest measured on the H200: docs/decisions.md
+ * 72 and 81):
  *   kernel   written to the workspace; decode_merge_kernel combines them (a second launch)
  *   pdl      the same, the merge kernel launched as a programmatic dependent (sm_90):
  *            its blocks are resident before this grid ends and wait on griddepcontrol

@@ -13,7 +13,8 @@
  *   P.V      acc[r][dv] = alpha_r * acc[r][dv] + sum_j p[r][j] * v_j[dv]
  * Each split writes its partial (O unnormalised fp32, m, l) per query row into the
  * workspace; decode_merge_kernel then combines the splits of a row in a fixed order
- * with pa_softmax_merge and writes O in the input dtype and LSE. Split boundaries
+ * with pa_softmax_merge and writes O in the input dtype and LSE (the tensor-core
+ * kernel merges in its own last block instead: decode_mma.cuh). Split boundaries
  * depend only on the problem and the device: results are bit-identical run to run.
  *
  * Only the head-dim bucket (64, 128, 256) is a template parameter; dtype, head dims,
