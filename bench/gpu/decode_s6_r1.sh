@@ -7,6 +7,8 @@
 # SDPA (decode_variants.py, three timers), with the experiments POLYATTN_CUDA_DECODE_
 # TICKET_ZERO, _MERGE_CARVEOUT, _INTERLEAVE and _L2HINT (fwd_decode.cu), then graph capture, determinism, the
 # tensor-core path forced, memcheck (ticket + interleave) and racecheck, and an ncu profile of the 4k call.
+# As run in R1 (code of aa6248b): INTERLEAVE, L2HINT and MERGE_CARVEOUT were removed after it
+# (bench/RESULTS.md, sixth session; docs/decisions.md 82), so against later code they are no-ops.
 # Budget 80 s; most important first. Logs under $OUT.
 set -uo pipefail
 gzip -d lib/*.gz bin/*.gz 2>/dev/null
