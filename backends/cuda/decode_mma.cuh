@@ -15,7 +15,8 @@
  *                                             V rows by ldmatrix.trans
  * Each warp's partial (O unnormalised, m in natural-log units, l) is split number
  * blockIdx.x * L.warps + warp. How the partials are merged is L.merge (decode_merge;
- * the first is the default, the fastest measured on the H200: docs/decisions.md 72):
+ * the last, ticket, is the default, the fastest measured on the H200: docs/decisions.md
+ * 72 and 81):
  *   kernel   written to the workspace; decode_merge_kernel combines them (a second launch)
  *   pdl      the same, the merge kernel launched as a programmatic dependent (sm_90):
  *            its blocks are resident before this grid ends and wait on griddepcontrol
@@ -23,6 +24,14 @@
  *            (sm_90, <= 8 blocks); each stages its warps' partials in its own shared
  *            memory and the cluster merges them over distributed shared memory, in
  *            split order, into O and LSE: no workspace, no second launch.
+ *   ticket   written to the workspace as for `kernel`; then each block takes a ticket
+ *            (an arrival count per (batch entry, kv head) in the workspace) and the
+ *            last block of the pair to arrive merges its rows, in split order, and
+ *            puts the count back to zero: one launch, no merge kernel. The count
+ *            word carries a 48-bit tag (kTicketTag): a word without the tag counts
+ *            as zero, so a workspace that held anything else needs no memset; only
+ *            a word that already holds the tag and a count below the block count
+ *            (which this kernel never leaves behind) would be misread.
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
  * behind them) instead of after.
  *
@@ -62,6 +71,10 @@ static_assert((kMmaRows * kClusterSplits + kMmaRows) * 4 <= (int)mma_q_bytes(64)
 static_assert(kMmaWarpsMax * kMmaRows * (128 + 2) * 4 <= (int)mma_ring_bytes(128),
               "a block's staged partials fit in one warp's ring");
 
+/* Ticket merge: the arrival word is kTicketTag << 16 | blocks arrived so far. */
+constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payload in its high half */
+constexpr int kTicketBatch = 8; /* splits whose partials one merging thread loads at once */
+
 /* Programmatic dependent launch (sm_90; no-ops in code compiled for older targets,
  * where the host never asks for it: decode_arch90()). */
 __device__ __forceinline__ void pa_pdl_launch_dependents() {
@@ -73,6 +86,103 @@ __device__ __forceinline__ void pa_pdl_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
 #endif
+}
+
+/* The arrival: a compare-and-swap with acquire and release semantics at GPU scope
+ * (the release publishes the block's partials, ordered before it by a barrier; the
+ * acquire makes the other blocks' visible to the block that arrives last). */
+__device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, unsigned long long cmp,
+                                                         unsigned long long val) {
+  unsigned long long old;
+  asm volatile("atom.acq_rel.gpu.global.cas.b64 %0, [%1], %2, %3;\n"
+               : "=l"(old)
+               : "l"(w), "l"(cmp), "l"(val)
+               : "memory");
+  return old;
+}
+
+/* The ticket merge's second half, run by every block after its warps wrote their
+ * partials: the arrival (barrier, then one release), and in the last block of the
+ * (batch entry, kv head) the merge of its R rows over all L.splits splits, in
+ * split order (the order of decode_merge_kernel, so results do not depend on which
+ * block arrives last). Each thread merges 4 columns of one row; it loads the m, l
+ * and O of kTicketBatch splits at once (one L2 round trip when splits <= 8).
+ * Partials are read with ld.global.cg: other blocks wrote them, so not from L1. */
+__device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
+                                          int b, int hkv, int G, int R, int64_t row0) {
+  __shared__ int last;
+  __syncthreads(); /* every warp's partial is written (the release below covers them) */
+  if (threadIdx.x == 0) {
+    unsigned long long *w = L.tickets + (size_t)b * p.heads_kv + hkv;
+    unsigned long long cur = __ldcg(w), seen;
+    for (;;) {
+      seen = cur >> 16 == kTicketTag ? (cur & 0xffffull) : 0ull;
+      const unsigned long long prev = ticket_cas(w, cur, kTicketTag << 16 | (seen + 1));
+      if (prev == cur) break;
+      cur = prev;
+    }
+    last = seen + 1 == gridDim.x;
+    if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
+  }
+  __syncthreads(); /* the acquire above orders the other threads' loads below */
+  if (!last) return;
+
+  const int Dv = p.head_dim_v, dv4 = Dv / 4, ns = L.splits;
+  const int64_t stride = L.rows_total * p.heads_q; /* between splits */
+  for (int idx = threadIdx.x; idx < R * dv4; idx += blockDim.x) {
+    const int r = idx / dv4, d = (idx - r * dv4) * 4;
+    const int i = r / G, h = hkv * G + r % G;
+    const int64_t at0 = (row0 + i) * p.heads_q + h;
+    /* the rows' common maximum */
+    float mx = -INFINITY;
+    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
+      float mv[kTicketBatch];
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k)
+        mv[k] = s0 + k < ns ? __ldcg(L.part_m + at0 + (s0 + k) * stride) : -INFINITY;
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
+    }
+    pa_softmax_row total;
+    total.m = mx;
+    total.l = 0.0f;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
+      float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k) {
+        const int s = s0 + k;
+        mv[k] = -INFINITY, lv[k] = 0.0f;
+        ov[k][0] = ov[k][1] = ov[k][2] = ov[k][3] = 0.0f;
+        if (s < ns) {
+          const int64_t at = at0 + s * stride;
+          mv[k] = __ldcg(L.part_m + at);
+          lv[k] = __ldcg(L.part_l + at);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) ov[k][e] = __ldcg(L.part_o + at * Dv + d + e);
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k) {
+        if (s0 + k >= ns) break;
+        pa_softmax_row part, base = total;
+        part.m = mv[k];
+        part.l = lv[k];
+        float keep_base, scale;
+        pa_softmax_merge(base, part, &keep_base, &scale);
+        total.l = fmaf(part.l, scale, total.l);
+        if (scale != 0.0f)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) acc[e] = fmaf(scale, ov[k][e], acc[e]);
+      }
+    }
+    const float norm = pa_softmax_normaliser(&total);
+    const int64_t o_at = pa_view_row(&p.o, b, i, seq.q_start, h) + d;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) pa_store_f32(p.o.ptr, o_at + e, p.dtype, acc[e] * norm);
+    if (p.lse.buf && d == 0)
+      static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] = pa_softmax_lse(&total);
+  }
 }
 
 template <typename T, int DB>
@@ -407,6 +517,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       L.part_l[at] = l;
     }
   }
+  if (L.merge == kMergeTicket) ticket_merge(p, L, seq, b, hkv, G, R, row0);
 #else
   __trap(); /* pa_cuda_decode_supports() never plans this path below sm_80 */
 #endif

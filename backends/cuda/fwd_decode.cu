@@ -13,7 +13,8 @@
  *   P.V      acc[r][dv] = alpha_r * acc[r][dv] + sum_j p[r][j] * v_j[dv]
  * Each split writes its partial (O unnormalised fp32, m, l) per query row into the
  * workspace; decode_merge_kernel then combines the splits of a row in a fixed order
- * with pa_softmax_merge and writes O in the input dtype and LSE. Split boundaries
+ * with pa_softmax_merge and writes O in the input dtype and LSE (the tensor-core
+ * kernel merges in its own last block instead: decode_mma.cuh). Split boundaries
  * depend only on the problem and the device: results are bit-identical run to run.
  *
  * Only the head-dim bucket (64, 128, 256) is a template parameter; dtype, head dims,
@@ -87,10 +88,10 @@ __host__ __device__ constexpr int rows_limit(int db) {
 static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel parameter");
 
 /* How the tensor-core kernel's split partials become O (decode_mma.cuh explains;
- * POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster). The fp32 kernel always uses the
- * merge kernel. */
-enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2 };
-constexpr int kMergeDefault = kMergeKernel; /* measured fastest: decision 72, bench/RESULTS.md (fifth session) */
+ * POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster|ticket). The fp32 kernel always uses
+ * the merge kernel. */
+enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2, kMergeTicket = 3 };
+constexpr int kMergeDefault = kMergeTicket; /* sixth session, decision 81 (bench/RESULTS.md) */
 constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
 
 /* Everything both kernels need besides the problem; decode_plan fills it. */
@@ -110,6 +111,7 @@ struct decode_plan {
   int early;           /* mma: first K/V tiles issued before Q is staged */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
+  unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
 };
 
 int bucket_of(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
@@ -168,16 +170,31 @@ int decode_arch90(const pa_cuda_device *dev) {
 #endif
 }
 
-/* POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster picks how the tensor-core kernel's
- * partials are merged (decode_mma.cuh); pdl and cluster need sm_90 code (else the
- * merge kernel). Plan, workspace and forward read it alike. */
+/* POLYATTN_CUDA_DECODE_MERGE=kernel|pdl|cluster|ticket picks how the tensor-core
+ * kernel's partials are merged (decode_mma.cuh); pdl and cluster need sm_90 code
+ * (else the merge kernel). Plan, workspace and forward read it alike. */
 int merge_mode(const pa_cuda_device *dev) {
   const char *env = getenv("POLYATTN_CUDA_DECODE_MERGE");
   int want = kMergeDefault;
   if (env && !strcmp(env, "kernel")) want = kMergeKernel;
   else if (env && !strcmp(env, "pdl")) want = kMergePdl;
   else if (env && !strcmp(env, "cluster")) want = kMergeCluster;
-  return want != kMergeKernel && !decode_arch90(dev) ? (int)kMergeKernel : want;
+  else if (env && !strcmp(env, "ticket")) want = kMergeTicket;
+  return (want == kMergePdl || want == kMergeCluster) && !decode_arch90(dev) ? (int)kMergeKernel
+                                                                            : want;
+}
+
+/* Ticket merge: bytes of the workspace before the arrival words (the partials, then
+ * up to 8 bytes to align them), and whether each call zeroes them first
+ * (POLYATTN_CUDA_DECODE_TICKET_ZERO=1: a memset per call, for measuring what the
+ * tagged words save; decode_mma.cuh explains the tag). */
+size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
+  return (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
+         ((size_t)p->head_dim_v + 2) * sizeof(float);
+}
+int ticket_zero() {
+  const char *env = getenv("POLYATTN_CUDA_DECODE_TICKET_ZERO");
+  return env && *env && strcmp(env, "0") != 0;
 }
 
 /* The split rule. Tasks are (batch, kv head) pairs; a block serves `unit` splits (1
@@ -258,8 +275,9 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   if (L.merge == kMergeCluster && L.splits / unit > kClusterMaxBlocks) L.merge = kMergeKernel;
 #endif
   L.workspace = L.merge == kMergeCluster ? 0 /* partials stay in shared memory */
-                : (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
-                      ((size_t)p->head_dim_v + 2) * sizeof(float);
+                : parts_bytes(p, L);
+  if (L.merge == kMergeTicket) /* the arrival words, aligned to 8 bytes in any workspace */
+    L.workspace += 8 + (size_t)p->batch * (size_t)p->heads_kv * sizeof(unsigned long long);
   return L;
 }
 
@@ -826,6 +844,15 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
     L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
     L.part_l = L.part_m + n_part;
   }
+  if (L.merge == kMergeTicket) {
+    const uintptr_t at = (uintptr_t)workspace + parts_bytes(p, L);
+    L.tickets = reinterpret_cast<unsigned long long *>((at + 7) / 8 * 8);
+    if (ticket_zero()) {
+      const cudaError_t z = cudaMemsetAsync(L.tickets, 0,
+                                            (size_t)p->batch * p->heads_kv * sizeof(unsigned long long), stream);
+      if (z != cudaSuccess) return z;
+    }
+  }
   cudaError_t e;
 #if PA_HAS_MMA_SYNC
   if (L.mma && p->dtype == POLYATTN_DTYPE_BF16) {
@@ -843,5 +870,5 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
     }
   }
   if (e != cudaSuccess) return e;
-  return L.merge == kMergeCluster ? cudaSuccess : launch_merge(p, L, stream);
+  return L.merge == kMergeCluster || L.merge == kMergeTicket ? cudaSuccess : launch_merge(p, L, stream);
 }

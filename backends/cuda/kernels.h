@@ -53,7 +53,7 @@ cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, cudaStream_t stream
 
 /* fwd_decode.cu (+ decode_mma.cuh): decode-shaped problems (Sq <= 16, (Hq/Hkv) x Sq
  * <= 64), split over the keys; the workspace holds the splits' partial O, max and sum
- * (fp32). */
+ * (fp32) and, for the ticket merge, one arrival word per (batch entry, kv head). */
 int pa_cuda_decode_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 size_t pa_cuda_decode_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *dev,

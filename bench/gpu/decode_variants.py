@@ -36,6 +36,7 @@ for d in (here, os.path.dirname(here)):
 import compare_torch as ct  # noqa: E402
 
 ENV_KEYS = ("POLYATTN_CUDA_DECODE_MERGE", "POLYATTN_CUDA_DECODE_EARLY",
+            "POLYATTN_CUDA_DECODE_TICKET_ZERO",
             "POLYATTN_CUDA_DECODE_SPLITS", "POLYATTN_CUDA_DECODE_PATH")
 
 
