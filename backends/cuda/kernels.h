@@ -61,7 +61,7 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
 /* The Hopper kernel's query and key tile (fwd_hopper.cu asserts it). */
 enum { PA_CUDA_HOPPER_TILE = 128 };
 
-/* fwd_hopper.cu: fp16/bf16, head dims 64 and 128 (= head_dim_v), cc 9.0, compiled for
+/* fwd_hopper.cu: fp16/bf16, head dims 64, 128 and 256 (= head_dim_v), cc 9.0, compiled for
  * sm_90a only when POLYATTN_CUDA_ARCHS holds 90 (else supports() says so). */
 int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev);
