@@ -14,11 +14,13 @@
 #  define PA_CUDA_HOPPER_DEFAULT 1
 #endif
 
-/* Whether the Hopper kernel is also the default at head dim 256 (sixth session): off
- * until it has passed the forward sweep forced and run faster than the Ampere kernel
- * in the same process on the H200 (bench/RESULTS.md, docs/decisions.md 75). */
+/* Whether the Hopper kernel is also the default at head dim 256: on since it passed
+ * the hd256 cases of the forward sweep forced (15/15, three variants), memcheck and
+ * synccheck on the H200, and ran 3.2x the Ampere kernel in the same process (bf16
+ * S8192: 650.9 against 202.4 TFLOP/s; sixth session R1, bench/RESULTS.md, docs/
+ * decisions.md 76). 0 keeps hd256 on the Ampere kernel unless forced. */
 #ifndef PA_CUDA_HOPPER_D256_DEFAULT
-#  define PA_CUDA_HOPPER_D256_DEFAULT 0
+#  define PA_CUDA_HOPPER_D256_DEFAULT 1
 #endif
 
 /* Whether cc 9.0 devices run the Hopper backward (bwd_hopper.cu) by default (else only

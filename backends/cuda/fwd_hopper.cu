@@ -140,12 +140,16 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
  *                  a shorter dependent chain before the exponentials, same values;
  *   PA_HV_K64      hd256: 64-key K/V tiles instead of FlashAttention-3's 80 (four
- *                  fewer S registers, 25% more tiles).
+ *                  fewer S registers, 25% more tiles);
+ *   PA_HV_LAZYO    O is rescaled only in warps where some row's maximum moved (a
+ *                  warp-uniform branch; the skipped factors are exactly 1): at hd256
+ *                  the rescale is 128 multiplications per thread and tile, more than
+ *                  the tile's 40 exponentials.
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * PA_HOPPER_D256_VARIANT admits are compiled. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
-       PA_HV_K64 = 1024 };
+       PA_HV_K64 = 1024, PA_HV_LAZYO = 2048 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -207,7 +211,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     MCAST = (V & PA_HV_MCAST) != 0,
     CTAS = MCAST ? 2 : 1, /* blocks whose consumers release each stage */
     EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value,
-    TREEMAX = (V & PA_HV_TREEMAX) != 0
+    TREEMAX = (V & PA_HV_TREEMAX) != 0,
+    LAZY_O = (V & PA_HV_LAZYO) != 0
   };
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
@@ -382,6 +387,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
+    /* LAZY_O: alpha is exactly 1 where a row's maximum did not move (frag_softmax.cuh),
+     * so a warp whose rows all kept theirs skips the multiplications, bit for bit */
+    if (LAZY_O && !__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
 #pragma unroll
     for (int d = 0; d < O_TILES; ++d) {
       o[d][0] *= alpha[0];
@@ -695,7 +703,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
   X("pingpong-rel-tm", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_TREEMAX, 0)             \
   X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0) \
   X("pingpong-rel-k64", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K64, 0)               \
-  X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)
+  X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
+  X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -716,13 +725,15 @@ int pa_hopper_default(int head_dim) {
 }
 
 /* The variants compiled at hd256: the default, the serial schedule (what an
- * uncompiled one falls back to), the 64-key tile and the pipelined schedule without
- * the pingpong turns; "-k64" and "pipe-rel" exist at hd256 only. */
+ * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
+ * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
+ * only. */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == (PA_HOPPER_DEFAULT_D256 | PA_HV_K64) ||
-                        v == (PA_HOPPER_PIPE | PA_HV_RELEASE)
-                  : !(v & PA_HV_K64) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE);
+                        v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
+                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_LAZYO)
+                  : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE);
 }
 
 /* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
