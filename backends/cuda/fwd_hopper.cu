@@ -644,8 +644,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
       return cudaErrorInvalidValue;
     if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
     int32_t *list = static_cast<int32_t *>(workspace);
-    const cudaError_t le =
-        pa_block_list_build<PA_CUDA_HOPPER_TILE, cfg::block_k, PA_HOPPER_LIST_ROWS>(p, list, stream);
+    const cudaError_t le = pa_block_list_build<PA_CUDA_HOPPER_TILE, cfg::block_k,
+                                               PA_HOPPER_LIST_ROWS>(p, list, stream);
     if (le != cudaSuccess) return le;
     args.block_list = list;
   }

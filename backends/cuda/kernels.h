@@ -23,7 +23,7 @@ typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
   PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
   PA_CUDA_KERNEL_DECODE,  /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows; mma.sync for f16/bf16 up to 16 rows, else fp32 */
-  PA_CUDA_KERNEL_HOPPER   /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128; sm_90a (cc 9.0) */
+  PA_CUDA_KERNEL_HOPPER   /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128/256; sm_90a (cc 9.0) */
 } pa_cuda_kernel;
 
 /* What the kernels need to know about the device. */
