@@ -35,6 +35,18 @@ static const th_case cases[] = {
     {.name = "s1000_causal_d128", .dtypes = TH_BF16, .seq_q = 1000, .seq_k = 1000, .head_dim = 128, .causal = 1},
     {.name = "s2048_d128", .dtypes = TH_F16, .seq_q = 2048, .seq_k = 2048, .head_dim = 128},
     {.name = "s2048_causal_d256", .dtypes = TH_BF16, .seq_q = 2048, .seq_k = 2048, .head_dim = 256, .causal = 1},
+    /* hd256 with the forward features (the Hopper kernel's 80-key tiles on cc 9.0:
+     * tails of 128-row and 80-key tiles, GQA, masks, varlen, seqused_k, block lists) */
+    {.name = "d256_gqa_causal_s300", .dtypes = TH_BF16 | TH_F16, .heads_q = 4, .heads_kv = 2, .seq_q = 300, .seq_k = 300, .head_dim = 256, .causal = 1},
+    {.name = "d256_alibi_softcap_window", .dtypes = TH_BF16 | TH_F16, .heads_q = 2, .seq_q = 200, .seq_k = 333, .head_dim = 256, .alibi = TH_ALIBI_HEADS, .scale = 0.5f, .softcap = 4.0f, .window = 1, .window_left = 60, .window_right = 20},
+    {.name = "d256_varlen_causal_gqa", .dtypes = TH_BF16 | TH_F16, .batch = 3, .heads_q = 4, .heads_kv = 1, .head_dim = 256, .causal = 1, .varlen = 1, .seqlens_q = {130, 0, 17}, .seqlens_k = {170, 5, 81}},
+    {.name = "d256_seqused_k_no_lse", .dtypes = TH_BF16, .batch = 3, .heads_q = 2, .seq_q = 100, .seq_k = 300, .head_dim = 256, .seqused = 1, .seqused_k = {300, 77, 0}, .no_lse = 1},
+    {.name = "d256_block128_list_empty_rows", .dtypes = TH_BF16 | TH_F16, .batch = 2, .heads_q = 2, .seq_q = 600, .seq_k = 700, .head_dim = 256, .sparsity = BLOCK, .block_q = 128, .block_k = 128, .mask_per_batch = 1, .mask_per_head = 1, .mask_empty_rows = 1, .mask_density = 0.4},
+    {.name = "d256_auto_block128_clustered", .dtypes = TH_F16, .heads_q = 2, .seq_q = 700, .seq_k = 700, .head_dim = 256, .sparsity = AUTO, .block_q = 128, .block_k = 128, .block_threshold = 0.9f, .auto_density_cutoff = 1.0f, .mask_out = 1, .clustered = 1},
+    {.name = "d256_auto_block128_random_fallback", .dtypes = TH_BF16, .seq_q = 384, .seq_k = 384, .head_dim = 256, .sparsity = AUTO, .block_q = 128, .block_k = 128, .mask_out = 1},
+    {.name = "d256_packed_qkv_causal", .dtypes = TH_BF16, .batch = 2, .heads_q = 2, .seq_q = 200, .seq_k = 200, .head_dim = 256, .causal = 1, .layout = TH_PACKED_QKV},
+    {.name = "d256_bhsd_gqa", .dtypes = TH_F16, .batch = 2, .heads_q = 4, .heads_kv = 2, .seq_q = 100, .seq_k = 257, .head_dim = 256, .layout = TH_BHSD},
+    {.name = "d256_strided_block256_causal", .dtypes = TH_BF16, .batch = 2, .heads_q = 2, .seq_q = 255, .seq_k = 513, .head_dim = 256, .causal = 1, .sparsity = BLOCK, .block_q = 128, .block_k = 256, .mask_per_head = 1, .mask_keep_diag = 1, .mask_density = 0.5, .layout = TH_STRIDED},
     {.name = "sq2048_sk255_causal", .dtypes = TH_F32, .seq_q = 2048, .seq_k = 255, .head_dim = 64, .causal = 1},
     {.name = "sq255_sk2048_window", .dtypes = TH_BF16, .heads_q = 2, .heads_kv = 1, .seq_q = 255, .seq_k = 2048, .head_dim = 96, .window = 1, .window_left = 300, .window_right = 50},
     {.name = "sq1000_sk2048_f32", .dtypes = TH_F32, .seq_q = 1000, .seq_k = 2048, .head_dim = 32},

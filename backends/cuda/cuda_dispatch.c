@@ -14,6 +14,15 @@
 #  define PA_CUDA_HOPPER_DEFAULT 1
 #endif
 
+/* Whether the Hopper kernel is also the default at head dim 256: on since it passed
+ * the hd256 cases of the forward sweep forced (15/15, three variants), memcheck and
+ * synccheck on the H200, and ran 3.2x the Ampere kernel in the same process (bf16
+ * S8192: 650.9 against 202.4 TFLOP/s; sixth session R1, bench/RESULTS.md, docs/
+ * decisions.md 76). 0 keeps hd256 on the Ampere kernel unless forced. */
+#ifndef PA_CUDA_HOPPER_D256_DEFAULT
+#  define PA_CUDA_HOPPER_D256_DEFAULT 1
+#endif
+
 /* Whether cc 9.0 devices run the Hopper backward (bwd_hopper.cu) by default (else only
  * when forced with POLYATTN_CUDA_KERNEL=hopper or POLYATTN_CUDA_BACKWARD_KERNEL=hopper):
  * on since it passed the backward suite on the H200 with each variant forced and ran
@@ -170,7 +179,8 @@ pa_cuda_kernel pa_cuda_pick_kernel(const pa_problem *p, const pa_cuda_device *de
     pa_error why = {{0}}; /* decode-shaped (Sq <= 16, <= 64 rows per kv head): split-KV */
     if (pa_cuda_decode_supports(p, dev, &why)) return PA_CUDA_KERNEL_DECODE;
   }
-  if (PA_CUDA_HOPPER_DEFAULT && dev->cc_major == 9 && !block_mask_finer_than_hopper_tiles(p)) {
+  if (PA_CUDA_HOPPER_DEFAULT && dev->cc_major == 9 && !block_mask_finer_than_hopper_tiles(p) &&
+      (p->head_dim != 256 || PA_CUDA_HOPPER_D256_DEFAULT)) {
     pa_error why = {{0}}; /* the Hopper kernel declining is not an error: Ampere next */
     if (pa_cuda_hopper_supports(p, dev, &why)) return PA_CUDA_KERNEL_HOPPER;
   }

@@ -1,5 +1,5 @@
 /* The Hopper forward kernel (sm_90a): FlashAttention-3's structure for fp16 and bf16
- * at head dims 64 and 128, with wgmma.mma_async and the tensor-memory accelerator.
+ * at head dims 64, 128 and 256, with wgmma.mma_async and the tensor-memory accelerator.
  *
  * One block computes 64 x NWG query rows of one (batch entry, query head) with
  * 128 x (NWG + 1) threads (NWG = 2 consumer warpgroups, 3 at hd64 by default):
@@ -17,7 +17,8 @@
  * schedule (serial, pipe, pingpong; PA_HOPPER_VARIANT_LIST below, decisions 53, 70,
  * 71): by default at hd128 the two consumers take turns issuing their products and
  * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
- * S has landed; at hd64 three consumers run one tile at a time each.
+ * S has landed; at hd64 three consumers run one tile at a time each. hd256 is the same
+ * template on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
  *
  * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
  * path's semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen,
@@ -61,33 +62,46 @@
 namespace {
 
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
- * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages);
- * the variants' figures on the H200 are in bench/RESULTS.md (fourth and fifth
- * sessions). */
+ * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages)
+ * and its hd256 tile (80 keys, 2 stages: Q 64 KiB + 2 x (K + V) 160 KiB of the 227 KiB
+ * a block may use; O alone is 128 of a consumer's 240 registers); the variants'
+ * figures on the H200 are in bench/RESULTS.md (fourth to sixth sessions). */
 template <int D, int STAGES = 2, int NWG = 2, int BK = 128>
 struct pa_hopper_cfg {
   enum {
     consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
     block_q = 64 * NWG,    /* query rows per block */
     block_k = BK,          /* keys per K/V tile: 128 (S is 64 registers per consumer
-                              thread), or 160 / 176 at hd128 ("-k160", "-k176") */
+                              thread), or 160 / 176 at hd128 ("-k160", "-k176"), 80
+                              or 64 at hd256 ("-k64") */
     threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
     stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
     panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
     /* setmaxnreg budgets: 128 x 24 + 256 x 240 = 64512 (two consumers) and
      * 128 x 24 + 384 x 160 = 64512 (three) of the SM's 65536 */
     producer_regs = 24,
-    consumer_regs = NWG == 3 ? 160 : 240
+    consumer_regs = NWG == 3 ? 160 : 240,
+    /* the score passes for softcap/ALiBi/scale <= 0 and block masks: compiled out of
+     * the wide hd128 tiles, which run plain problems only (pa_hopper_effective) */
+    full_scores = BK != 160 && BK != 176
   };
   static constexpr int q_panel = block_q * 128, kv_panel = block_k * 128;
   static constexpr int q_bytes = block_q * D * 2, kv_bytes = block_k * D * 2;
   /* [Q][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + q_bytes + stages * 2 * kv_bytes;
+  /* the kernel's static shared memory: the mbarriers (at most 16) and the block
+   * list's head, 1152 bytes, which ptxas rounds up to 2048 (the dynamic array's
+   * 1024-byte alignment). hd256 on 80-key tiles fills the 227 KiB exactly. */
+  static constexpr int static_smem_bytes = 2048;
+  static_assert(8 * 16 + PA_BLOCK_LIST_SMEM_BYTES <= static_smem_bytes, "static shared memory");
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
-  static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
+  static_assert(kv_panel % 1024 == 0, "each K/V panel starts on the swizzle's period");
+  static_assert(smem_bytes + static_smem_bytes <= 227 * 1024,
+                "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
-  static_assert(BK == 128 || ((BK == 160 || BK == 176) && D == 128 && NWG == 2),
-                "wider key tiles at hd128 only");
+  static_assert((BK == 128 && D <= 128) || ((BK == 160 || BK == 176) && D == 128 && NWG == 2) ||
+                    ((BK == 80 || BK == 64) && D == 256 && NWG == 2),
+                "key tiles: 128 at hd64/hd128, 160/176 at hd128, 80/64 at hd256");
   static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
 };
 
@@ -124,9 +138,18 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  hd128 tile). With those score passes compiled out the kernels fit
  *                  in 240 registers (with them, 96 and 318 bytes spilled, ptxas 13.0);
  *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
- *                  a shorter dependent chain before the exponentials, same values. */
+ *                  a shorter dependent chain before the exponentials, same values;
+ *   PA_HV_K64      hd256: 64-key K/V tiles instead of FlashAttention-3's 80 (four
+ *                  fewer S registers, 25% more tiles);
+ *   PA_HV_LAZYO    O is rescaled only in warps where some row's maximum moved (a
+ *                  warp-uniform branch; the skipped factors are exactly 1): at hd256
+ *                  the rescale is 128 multiplications per thread and tile, more than
+ *                  the tile's 40 exponentials.
+ * At hd256 the ring has two stages (a third does not fit) and only the variants that
+ * PA_HOPPER_D256_VARIANT admits are compiled. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
-       PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512 };
+       PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
+       PA_HV_K64 = 1024, PA_HV_LAZYO = 2048 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -137,7 +160,7 @@ enum {
   PA_HOPPER_MBAR_V_FULL = PA_HOPPER_MBAR_K_FULL + PA_HOPPER_MAX_STAGES,  /* V landed */
   PA_HOPPER_MBAR_K_EMPTY = PA_HOPPER_MBAR_V_FULL + PA_HOPPER_MAX_STAGES, /* K read (RELEASE) */
   PA_HOPPER_MBAR_EMPTY = PA_HOPPER_MBAR_K_EMPTY + PA_HOPPER_MAX_STAGES,  /* V (and K) read */
-  PA_HOPPER_MBARS = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES,
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES, /* <= 16: static_smem_bytes */
   PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
 };
 
@@ -157,7 +180,8 @@ struct pa_hopper_args {
  * (pa_hopper_effective), so a block is always 128 rows = two groups. */
 enum { PA_HOPPER_LIST_ROWS = 64 };
 
-static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
+static_assert((int)pa_hopper_cfg<256, 2, 2, 80>::block_q == (int)PA_CUDA_HOPPER_TILE &&
+                  (int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
                   (int)pa_hopper_cfg<64>::block_k == (int)PA_CUDA_HOPPER_TILE &&
                   (int)pa_hopper_cfg<128>::block_q == (int)PA_CUDA_HOPPER_TILE &&
                   (int)pa_hopper_cfg<128>::block_k == (int)PA_CUDA_HOPPER_TILE,
@@ -166,7 +190,12 @@ static_assert((int)pa_hopper_cfg<64>::block_q == (int)PA_CUDA_HOPPER_TILE &&
 /* The configuration of variant V at head dim D. */
 template <int D, int V>
 using pa_hopper_vcfg =
-    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2, V & PA_HV_K176 ? 176 : V & PA_HV_K160 ? 160 : 128>;
+    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2,
+                  D == 256   ? (V & PA_HV_K64 ? 64 : 80)
+                  : V & PA_HV_K176 ? 176
+                  : V & PA_HV_K160 ? 160
+                                   : 128>;
+static_assert(PA_HOPPER_MBARS <= 16, "static_smem_bytes counts 16 mbarriers");
 
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
@@ -182,7 +211,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     MCAST = (V & PA_HV_MCAST) != 0,
     CTAS = MCAST ? 2 : 1, /* blocks whose consumers release each stage */
     EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value,
-    TREEMAX = (V & PA_HV_TREEMAX) != 0
+    TREEMAX = (V & PA_HV_TREEMAX) != 0,
+    LAZY_O = (V & PA_HV_LAZYO) != 0
   };
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
@@ -347,16 +377,19 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2]) {
     const int k0 = n * BK;
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-    /* the wider tiles run plain problems only (pa_hopper_effective): without the
-     * general and block passes their kernels fit in 240 registers */
-    pa_frag_scores<S_TILES>(sacc, p, c, BK == 128 && general, slope, range,
-                            BK == 128 && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
+    /* the wider hd128 tiles run plain problems only (pa_hopper_effective): without
+     * the general and block passes their kernels fit in 240 registers */
+    pa_frag_scores<S_TILES>(sacc, p, c, cfg::full_scores && general, slope, range,
+                            cfg::full_scores && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
     pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
     pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
+    /* LAZY_O: alpha is exactly 1 where a row's maximum did not move (frag_softmax.cuh),
+     * so a warp whose rows all kept theirs skips the multiplications, bit for bit */
+    if (LAZY_O && !__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
 #pragma unroll
     for (int d = 0; d < O_TILES; ++d) {
       o[d][0] *= alpha[0];
@@ -587,6 +620,12 @@ bool pa_hopper_uses_block_list(const pa_problem *p) {
   return p->sparsity == POLYATTN_SPARSITY_BLOCK && p->block_mask.buf;
 }
 
+/* The narrowest key tile a head dim's kernels use under a block mask (the list's
+ * workspace is sized for it, whichever variant then runs): 128 at hd64/hd128 (the
+ * wider tiles are not run under BLOCK), 64 at hd256 ("-k64"; the default's 80-key
+ * tiles need fewer entries). */
+int pa_hopper_list_min_bk(int head_dim) { return head_dim == 256 ? 64 : PA_CUDA_HOPPER_TILE; }
+
 template <typename T, int D, int V>
 cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t *dense_gate,
                              cudaStream_t stream) {
@@ -597,12 +636,15 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
   args.dense_gate = dense_gate;
   if (!pa_hopper_maps<D, V>(&args, p)) return cudaErrorInvalidValue;
   if (pa_hopper_uses_block_list(p)) {
-    /* pa_hopper_effective keeps 128 x 128 tiles (no -wg3, -mc, -k160/176) under BLOCK */
-    if ((int)cfg::block_q != (int)PA_CUDA_HOPPER_TILE || (int)cfg::block_k != (int)PA_CUDA_HOPPER_TILE)
+    /* pa_hopper_effective keeps 128-row tiles (no -wg3, -mc) and, at hd64/hd128,
+     * 128-key tiles (no -k160/176) under BLOCK; hd256 lists its 80- or 64-key tiles
+     * (block_list.cuh masks tiles that straddle mask blocks per element) */
+    if ((int)cfg::block_q != (int)PA_CUDA_HOPPER_TILE ||
+        (int)cfg::block_k < pa_hopper_list_min_bk(D))
       return cudaErrorInvalidValue;
     if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
     int32_t *list = static_cast<int32_t *>(workspace);
-    const cudaError_t le = pa_block_list_build<PA_CUDA_HOPPER_TILE, PA_CUDA_HOPPER_TILE,
+    const cudaError_t le = pa_block_list_build<PA_CUDA_HOPPER_TILE, cfg::block_k,
                                                PA_HOPPER_LIST_ROWS>(p, list, stream);
     if (le != cudaSuccess) return le;
     args.block_list = list;
@@ -659,17 +701,40 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
   X("pingpong-rel-k160", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K160, 0)              \
   X("pingpong-rel-k176", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176, 1)              \
   X("pingpong-rel-tm", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_TREEMAX, 0)             \
-  X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0)
+  X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0) \
+  X("pingpong-rel-k64", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K64, 0)               \
+  X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
+  X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
  * (bench/RESULTS.md, fifth session R1, bf16 S8192, TFLOP/s sustained): hd128
  * pingpong-rel 613 against serial 565; hd64 serial-s3-rel-wg3 472 against serial 400
- * (its fallback under block masks, serial-s3-rel, is "full" too). */
+ * (its fallback under block masks, serial-s3-rel, is "full" too). hd256: pingpong-rel
+ * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). */
 enum {
   PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
-  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE
+  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE,
+  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_PINGPONG | PA_HV_RELEASE
 };
+
+int pa_hopper_default(int head_dim) {
+  return head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
+         : head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
+                           : (int)PA_HOPPER_DEFAULT_D128;
+}
+
+/* The variants compiled at hd256: the default, the serial schedule (what an
+ * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
+ * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
+ * only. */
+constexpr bool pa_hopper_compiled_at(int d, int v) {
+  return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
+                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_K64) ||
+                        v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
+                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_LAZYO)
+                  : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE);
+}
 
 /* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
 int pa_hopper_variant(int head_dim) {
@@ -683,14 +748,17 @@ int pa_hopper_variant(int head_dim) {
   if (const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT"))
     for (const named &x : variants)
       if (!strcmp(env, x.name)) return x.v;
-  return head_dim == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
+  return pa_hopper_default(head_dim);
 }
 
 /* What variant v becomes on problem p: "-wg3" runs at hd64 without a block mask (its
  * 192-row tiles would cut the 128-row mask blocks that cuda_dispatch.c routes here),
- * "-mc" only where both blocks of a cluster walk the same key tiles and both exist. */
+ * "-mc" only where both blocks of a cluster walk the same key tiles and both exist;
+ * hd256 has two stages, no multicast, and "-k64" is hd256's only. */
 int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
+  if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST);
+  else v &= ~PA_HV_K64;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
   const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
@@ -707,6 +775,9 @@ int pa_hopper_effective(int v, const pa_problem *p) {
 
 int pa_hopper_smem_bytes(int head_dim, int v) {
   const bool s3 = v & PA_HV_STAGES3;
+  if (head_dim == 256)
+    return v & PA_HV_K64 ? pa_hopper_cfg<256, 2, 2, 64>::smem_bytes
+                         : pa_hopper_cfg<256, 2, 2, 80>::smem_bytes;
   if (head_dim == 64)
     return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
            : s3          ? pa_hopper_cfg<64, 3>::smem_bytes
@@ -721,7 +792,7 @@ template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, void *ws, const int32_t *gate, cudaStream_t stream,
                           bool *done) {
   if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
-                (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128)) {
+                (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) && pa_hopper_compiled_at(D, V)) {
     *done = true;
     return pa_hopper_launch<T, D, V>(p, ws, gate, stream);
   } else {
@@ -750,8 +821,8 @@ cudaError_t pa_hopper_launch_variant(const pa_problem *p, void *ws, const int32_
   cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(D), p), p, ws, gate,
                                       stream, &done);
   if (done) return e;
-  const int dflt = D == 64 ? (int)PA_HOPPER_DEFAULT_D64 : (int)PA_HOPPER_DEFAULT_D128;
-  e = pa_hopper_run<T, D>(pa_hopper_effective(dflt, p), p, ws, gate, stream, &done);
+  e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_default(D), p), p, ws, gate, stream,
+                          &done);
   return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, ws, gate, stream);
 }
 
@@ -777,13 +848,15 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (dev->cc_major != 9 || dev->cc_minor != 0)
     PA_NO("the Hopper kernel runs on compute capability 9.0 only (sm_90a code; device is "
           "%d.%d)", dev->cc_major, dev->cc_minor);
-  if (p->head_dim != p->head_dim_v || (p->head_dim != 64 && p->head_dim != 128))
-    PA_NO("the Hopper kernel has head dims 64 and 128 (equal for q/k and v) only; this "
+  if (p->head_dim != p->head_dim_v ||
+      (p->head_dim != 64 && p->head_dim != 128 && p->head_dim != 256))
+    PA_NO("the Hopper kernel has head dims 64, 128 and 256 (equal for q/k and v) only; this "
           "problem has %d and %d", p->head_dim, p->head_dim_v);
+  const int list_bk = pa_hopper_list_min_bk(p->head_dim);
   if (pa_hopper_uses_block_list(p) &&
-      (p->seqlen_k + PA_CUDA_HOPPER_TILE - 1) / PA_CUDA_HOPPER_TILE >=
-          (1 << (31 - PA_BLOCK_LIST_N_SHIFT)))
-    PA_NO("the Hopper kernel's BLOCK tile list indexes at most 2^15 key tiles (Sk up to 4M)");
+      (p->seqlen_k + list_bk - 1) / list_bk >= (1 << (31 - PA_BLOCK_LIST_N_SHIFT)))
+    PA_NO("the Hopper kernel's BLOCK tile list indexes at most 2^15 key tiles (Sk up to "
+          "%dk at this head dim)", list_bk * 32);
   if ((p->varlen ? p->total_k : (int64_t)p->seqlen_k) <= 0)
     PA_NO("the Hopper kernel needs at least one key row (with none, the Ampere kernel "
           "writes the empty rows)");
@@ -793,16 +866,15 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   /* the largest of the variant asked for and the default it may fall back to */
   const int smem = std::max(
       pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_variant(p->head_dim), p)),
-      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(p->head_dim == 64
-                                                                ? PA_HOPPER_DEFAULT_D64
-                                                                : PA_HOPPER_DEFAULT_D128,
-                                                            p)));
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_default(p->head_dim), p)));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
   if (p->q.ptr && p->k.ptr && p->v.ptr) {
     pa_hopper_args a;
-    const bool ok = p->head_dim == 64 ? pa_hopper_maps<64>(&a, p) : pa_hopper_maps<128>(&a, p);
+    const bool ok = p->head_dim == 64    ? pa_hopper_maps<64>(&a, p)
+                    : p->head_dim == 256 ? pa_hopper_maps<256>(&a, p)
+                                         : pa_hopper_maps<128>(&a, p);
     if (!ok)
       PA_NO("the Hopper kernel could not describe q/k/v to the tensor-memory accelerator "
             "(cuTensorMapEncodeTiled refused the strides, or the driver lacks it)");
@@ -812,9 +884,9 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 }
 
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  (void)dev; /* BLOCK's key-tile list for the 128 x 128 tiles */
+  (void)dev; /* BLOCK's key-tile list for 128-row tiles and the head dim's narrowest keys */
   if (!pa_hopper_uses_block_list(p)) return 0;
-  return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, PA_CUDA_HOPPER_TILE);
+  return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, pa_hopper_list_min_bk(p->head_dim));
 }
 
 cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,
@@ -826,6 +898,10 @@ cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_devi
     return p->dtype == POLYATTN_DTYPE_BF16
                ? pa_hopper_launch_variant<__nv_bfloat16, 64>(p, workspace, dense_gate, stream)
                : pa_hopper_launch_variant<__half, 64>(p, workspace, dense_gate, stream);
+  if (p->head_dim == 256)
+    return p->dtype == POLYATTN_DTYPE_BF16
+               ? pa_hopper_launch_variant<__nv_bfloat16, 256>(p, workspace, dense_gate, stream)
+               : pa_hopper_launch_variant<__half, 256>(p, workspace, dense_gate, stream);
   return p->dtype == POLYATTN_DTYPE_BF16
              ? pa_hopper_launch_variant<__nv_bfloat16, 128>(p, workspace, dense_gate, stream)
              : pa_hopper_launch_variant<__half, 128>(p, workspace, dense_gate, stream);

@@ -23,7 +23,7 @@ typedef enum pa_cuda_kernel {
   PA_CUDA_KERNEL_AMPERE,  /* mma.sync m16n8k16 fp16/bf16, ldmatrix, cp.async; sm_80+ */
   PA_CUDA_KERNEL_VOLTA,   /* mma.sync m8n8k4 fp16; sm_70+ (forced on newer GPUs) */
   PA_CUDA_KERNEL_DECODE,  /* split-KV decode: (Hq/Hkv) x Sq <= 64 rows; mma.sync for f16/bf16 up to 16 rows, else fp32 */
-  PA_CUDA_KERNEL_HOPPER,  /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128; sm_90a (cc 9.0) */
+  PA_CUDA_KERNEL_HOPPER,  /* wgmma + TMA, warp-specialised, fp16/bf16, hd 64/128/256; sm_90a (cc 9.0) */
   PA_CUDA_KERNEL_HOPPER_FP8 /* wgmma e4m3 + TMA, fp8 q/k/v -> bf16 out, hd 64/128; sm_90a */
 } pa_cuda_kernel;
 
@@ -62,7 +62,7 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
 /* The Hopper kernel's query and key tile (fwd_hopper.cu asserts it). */
 enum { PA_CUDA_HOPPER_TILE = 128 };
 
-/* fwd_hopper.cu: fp16/bf16, head dims 64 and 128 (= head_dim_v), cc 9.0, compiled for
+/* fwd_hopper.cu: fp16/bf16, head dims 64, 128 and 256 (= head_dim_v), cc 9.0, compiled for
  * sm_90a only when POLYATTN_CUDA_ARCHS holds 90 (else supports() says so). */
 int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_error *err);
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev);
