@@ -489,6 +489,14 @@ Test(fp8, other_kernels_decline) {
     cr_log_info("forced %s: %s", names[i], polyattn_last_error(ctx));
   }
   unsetenv("POLYATTN_CUDA_KERNEL");
+  /* Not opted in (decision 78): unsupported on any device, naming the switch. */
+  unsetenv("POLYATTN_CUDA_FP8");
+  polyattn_status off = polyattn_forward(ctx, &pr, &q, &q, &q, &o, NULL, NULL);
+  cr_expect_eq(off, POLYATTN_ERR_UNSUPPORTED, "fp8 without POLYATTN_CUDA_FP8: %s",
+               polyattn_status_string(off));
+  cr_expect(strstr(polyattn_last_error(ctx), "POLYATTN_CUDA_FP8") != NULL, "%s",
+            polyattn_last_error(ctx));
+  setenv("POLYATTN_CUDA_FP8", "1", 1);
   if (!(ccM == 9 && ccm == 0)) {
     polyattn_buffer_free(b);
     polyattn_context_destroy(ctx);
