@@ -180,11 +180,9 @@ enum { PA_HBWD_STATS = 8 };
 int pa_hbwd_stats() {
   static const int v = [] {
     const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_STATS");
-    if (env && !strcmp(env, "async")) return 1;
-    if (env && !strcmp(env, "load")) return 0;
-    return -1;
+    return env && !strcmp(env, "async") ? 1 : 0;
   }();
-  return v > 0;
+  return v;
 }
 
 int pa_hbwd_variant(int D) {

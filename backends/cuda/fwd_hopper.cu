@@ -54,6 +54,7 @@
 #include "ampere_tile.cuh"
 #include "frag_scores.cuh"
 #include "hopper_ptx.cuh"
+#include "hopper_tma.h"
 
 #ifndef PA_CUDA_HOPPER_BUILT
 #  define PA_CUDA_HOPPER_BUILT 0
@@ -548,27 +549,6 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
 }
 
 /* ---- host side ---- */
-
-typedef CUresult (*pa_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                       const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                       const cuuint32_t *, CUtensorMapInterleave,
-                                       CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                       CUtensorMapFloatOOBfill);
-
-/* cuTensorMapEncodeTiled through the runtime's driver entry point: the module keeps
- * its static CUDA runtime and does not link libcuda. NULL when the driver lacks it. */
-pa_encode_tiled_fn pa_encode_tiled() {
-  static const pa_encode_tiled_fn fn = [] {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return (pa_encode_tiled_fn) nullptr;
-    return (pa_encode_tiled_fn)f;
-  }();
-  return fn;
-}
 
 /* A 4-D map over a q/k/v view: (head dim, rows, heads, batch) with the view's
  * strides; boxes of 64 columns x box_rows rows, 128-byte swizzle, zeros outside. A

@@ -49,6 +49,7 @@
 #include "ampere_tile.cuh"
 #include "frag_scores.cuh"
 #include "hopper_ptx.cuh"
+#include "hopper_tma.h"
 
 #ifndef PA_CUDA_HOPPER_BUILT
 #  define PA_CUDA_HOPPER_BUILT 0
@@ -550,30 +551,11 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
 
 /* ---- host side ---- */
 
-typedef CUresult (*pa_fp8_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                     const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                     const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                     CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-/* cuTensorMapEncodeTiled through the runtime's driver entry point (as fwd_hopper.cu). */
-pa_fp8_encode_fn pa_fp8_encode() {
-  static const pa_fp8_encode_fn fn = [] {
-    void *f = nullptr;
-    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
-                                         &q) != cudaSuccess ||
-        q != cudaDriverEntryPointSuccess)
-      return (pa_fp8_encode_fn) nullptr;
-    return (pa_fp8_encode_fn)f;
-  }();
-  return fn;
-}
-
 /* A 4-D map over an fp8 q/k/v view: (head dim, rows, heads, batch), bytes as uint8;
  * boxes of D x box_rows, swizzled as the kernel reads them, zeros outside. */
 bool pa_fp8_map(CUtensorMap *m, const pa_view *v, const pa_problem *p, int64_t rows, int heads,
                 int box_rows) {
-  pa_fp8_encode_fn fn = pa_fp8_encode();
+  pa_encode_tiled_fn fn = pa_encode_tiled();
   if (!fn || (uintptr_t)v->ptr % 16 != 0) return false;
   const int64_t batch = p->varlen ? 1 : p->batch;
   if (rows < 1) rows = 1;

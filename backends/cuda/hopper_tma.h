@@ -1,0 +1,29 @@
+/* cuTensorMapEncodeTiled for the Hopper kernels (fwd_hopper.cu, fwd_hopper_fp8.cu),
+ * through the CUDA runtime's driver entry point: the module keeps its static CUDA
+ * runtime and does not link libcuda. NULL when the driver lacks it. Host code. */
+#ifndef PA_HOPPER_TMA_H
+#define PA_HOPPER_TMA_H
+
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+typedef CUresult (*pa_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                       const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                       const cuuint32_t *, CUtensorMapInterleave,
+                                       CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                       CUtensorMapFloatOOBfill);
+
+inline pa_encode_tiled_fn pa_encode_tiled() {
+  static const pa_encode_tiled_fn fn = [] {
+    void *f = nullptr;
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return (pa_encode_tiled_fn) nullptr;
+    return (pa_encode_tiled_fn)f;
+  }();
+  return fn;
+}
+
+#endif /* PA_HOPPER_TMA_H */
