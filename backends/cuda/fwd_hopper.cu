@@ -145,12 +145,23 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *   PA_HV_LAZYO    O is rescaled only in warps where some row's maximum moved (a
  *                  warp-uniform branch; the skipped factors are exactly 1): at hd256
  *                  the rescale is 128 multiplications per thread and tile, more than
- *                  the tile's 40 exponentials.
+ *                  the tile's 40 exponentials;
+ *   PA_HV_PERSIST  a persistent grid (one block per SM walking a fixed sequence of query
+ *                  tiles; pa_hopper_tile_at) and a "Q empty" barrier: the consumers
+ *                  release Q once the tile's last S has landed, so the producer loads
+ *                  the next tile's Q, K and V under the last P.V, the normalisation
+ *                  and the O stores (FlashAttention-3's persistent kernel without its
+ *                  dynamic scheduler). Under a causal mask or a one-sided window a
+ *                  block takes the query tiles in pairs, the longest with the
+ *                  shortest of one head, so that static turns balance. Not with block
+ *                  masks or multicast (pa_hopper_effective). Its producer takes 40
+ *                  registers (with 24 ptxas spilled 8 bytes there) and the consumers
+ *                  232 / 152 (24 / 240 measured no faster: seventh session, R2).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * PA_HOPPER_D256_VARIANT admits are compiled. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
-       PA_HV_K64 = 1024, PA_HV_LAZYO = 2048 };
+       PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -161,7 +172,8 @@ enum {
   PA_HOPPER_MBAR_V_FULL = PA_HOPPER_MBAR_K_FULL + PA_HOPPER_MAX_STAGES,  /* V landed */
   PA_HOPPER_MBAR_K_EMPTY = PA_HOPPER_MBAR_V_FULL + PA_HOPPER_MAX_STAGES, /* K read (RELEASE) */
   PA_HOPPER_MBAR_EMPTY = PA_HOPPER_MBAR_K_EMPTY + PA_HOPPER_MAX_STAGES,  /* V (and K) read */
-  PA_HOPPER_MBARS = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES, /* <= 16: static_smem_bytes */
+  PA_HOPPER_MBAR_Q_EMPTY = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES, /* Q read (PERSIST) */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_Q_EMPTY + 1, /* <= 16: static_smem_bytes */
   PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
 };
 
@@ -171,7 +183,28 @@ struct pa_hopper_args {
   pa_problem p;
   const int32_t *block_list; /* BLOCK: the key-tile list (block_list.cuh); NULL when dense */
   const int32_t *dense_gate; /* AUTO_BLOCK's dense fallback: run only if *dense_gate != 0 */
+  int pair;                  /* PERSIST: query tiles taken in pairs (pa_hopper_tile_at) */
 };
+
+/* PERSIST: the k-th query tile of block `blk` in a grid of `nblk` blocks, as (batch
+ * entry, head, first row); false past the block's last. The tiles of one head come
+ * one after the other across the grid (blocks running together share K/V in L2),
+ * longest first under a causal mask. In pairs, unit u of a head holds tiles nq-1-u
+ * and u, whose causal key counts add up to the same for every unit; an odd middle
+ * tile's second half is given a first row past the end, which the caller skips. */
+__device__ __forceinline__ bool pa_hopper_tile_at(const pa_problem &p, int bq, int pair, int k,
+                                                  int blk, int nblk, int *b, int *h, int *i0) {
+  const int nq = (p.seqlen_q + bq - 1) / bq;
+  const int span = pair ? (nq + 1) / 2 : nq; /* units per (batch entry, head) */
+  const int u = blk + (pair ? k >> 1 : k) * nblk;
+  if (u >= span * p.heads_q * p.batch) return false;
+  const int x = u % span, hb = u / span;
+  *h = hb % p.heads_q;
+  *b = hb / p.heads_q;
+  const int qt = pair && (k & 1) ? (x == nq - 1 - x ? nq : x) : nq - 1 - x;
+  *i0 = qt * bq;
+  return true;
+}
 
 /* The list's row groups: one per consumer warpgroup (64 rows). A warpgroup's wgmma
  * spans all of its rows, so a warpgroup whose rows keep nothing of a listed tile
@@ -213,9 +246,19 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     CTAS = MCAST ? 2 : 1, /* blocks whose consumers release each stage */
     EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value,
     TREEMAX = (V & PA_HV_TREEMAX) != 0,
-    LAZY_O = (V & PA_HV_LAZYO) != 0
+    LAZY_O = (V & PA_HV_LAZYO) != 0,
+    PERSIST = (V & PA_HV_PERSIST) != 0
   };
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
+  static_assert(!(MCAST && PERSIST), "a persistent block has no fixed cluster peer");
+  /* the multicast's and the persistent walk's producer needs more than 24 registers
+   * (ptxas spilled 8 bytes there with PERSIST): 40, and the consumers 232 / 152 */
+  enum {
+    WIDE_PRODUCER = MCAST || PERSIST,
+    PRODUCER_REGS = WIDE_PRODUCER ? 40 : cfg::producer_regs,
+    CONSUMER_REGS = WIDE_PRODUCER ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs
+  };
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * NWG <= 65536, "register file");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
   enum {
     BQ = cfg::block_q,
@@ -242,16 +285,24 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   auto b_vfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_V_FULL + s]); };
   auto b_empty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_EMPTY + s]); };
   auto b_kempty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_EMPTY + s]); };
+  const uint32_t b_qempty = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_EMPTY]);
 
+  /* The block's query tiles: one per block, query blocks last-first (under a causal
+   * mask the later rows keep the most keys), or PERSIST's sequence. */
   pa_block_ctx c;
-  /* query blocks last-first: under a causal mask the later rows keep the most keys */
-  const int i0 = (gridDim.x - 1 - blockIdx.x) * BQ;
-  if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, i0, BQ)) return; /* past the end */
-  const int n_lo = (int)(c.klo / BK);
-  const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
-  const bool use_block_mask = a.block_list != nullptr;
+  int n_lo = 0, n_hi = 0;
+  auto tile = [&](int k) -> int { /* 1: c is tile k, 0: skip it, -1: no tile k */
+    int b = blockIdx.z, h = blockIdx.y, i0 = (gridDim.x - 1 - blockIdx.x) * BQ;
+    if (PERSIST ? !pa_hopper_tile_at(p, BQ, a.pair, k, blockIdx.x, gridDim.x, &b, &h, &i0) : k > 0)
+      return -1;
+    if (!pa_block_ctx_init(c, p, b, h, i0, BQ)) return 0; /* past the end */
+    n_lo = (int)(c.klo / BK);
+    n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
+    return 1;
+  };
+  if (!PERSIST && tile(0) == 0) return;
+  const bool use_block_mask = !PERSIST && a.block_list != nullptr; /* never with PERSIST */
   const int tid = threadIdx.x;
-  const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
   const int32_t *slot =
       use_block_mask ? pa_block_walk_slot(a.block_list, p, c, BQ, BK) : nullptr;
   if (use_block_mask) pa_block_walk_start<cfg::threads>(list_s, slot, tid); /* before the barrier */
@@ -276,6 +327,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_mbar_init(b_kempty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
       pa_mbar_init(b_empty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
     }
+    pa_mbar_init(b_qempty, CONSUMER_WARPS);
     pa_mbar_init_fence();
   }
   /* multicast: the peer's copies and arrives may reach this block's barriers as soon
@@ -288,44 +340,55 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
 
   if (tid < 128) {
     /* The producer. */
-    pa_setmaxnreg_dec<MCAST ? 40 : cfg::producer_regs>();
+    pa_setmaxnreg_dec<PRODUCER_REGS>();
     if (tid == 0) {
-      pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
-#pragma unroll
-      for (int x = 0; x < PANELS; ++x)
-        pa_tma_load_4d(s_q + x * cfg::q_panel, &a.tq, b_q, 64 * x, (int)c.seq.q_start + c.i0, c.h,
-                       bcoord);
-      bool partial;
-      int visit = 0, n = walk(0, 0, &partial);
-      for (int stage = 0, phase = 0; n < n_hi;) {
-        /* this use of the stage: wait for the consumers' release of the previous one
-         * (a fresh barrier counts as released: parity 1 completes at once) */
-        pa_mbar_wait(RELEASE ? b_kempty(stage) : b_empty(stage), phase ^ 1);
-        const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
-        const int krow = (int)c.seq.k_start + n * BK;
-        pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes); /* both halves, MCAST */
+      int stage = 0, phase = 0; /* the ring's, across the block's tiles */
+      for (int k = 0, q_phase = 0;; ++k) {
+        const int got = PERSIST ? tile(k) : k == 0 ? 1 : -1;
+        if (got < 0) break;
+        if (got == 0) continue;
+        const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
+        /* PERSIST: the previous tile's consumers are done with Q (a fresh barrier
+         * counts as released) */
+        if (PERSIST) pa_mbar_wait(b_qempty, q_phase ^ 1);
+        q_phase ^= 1;
+        pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          if (MCAST) /* this block's half of the rows, into both blocks */
-            pa_tma_load_4d_mc(s_k + x * cfg::kv_panel + rank * (BK / 2) * 128, &a.tk,
-                              b_kfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk, bcoord,
-                              0x3);
-          else
-            pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
-                           bcoord);
-        if (RELEASE) pa_mbar_wait(b_empty(stage), phase ^ 1);
-        pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
+          pa_tma_load_4d(s_q + x * cfg::q_panel, &a.tq, b_q, 64 * x, (int)c.seq.q_start + c.i0,
+                         c.h, bcoord);
+        bool partial;
+        int visit = 0, n = walk(0, 0, &partial);
+        while (n < n_hi) {
+          /* this use of the stage: wait for the consumers' release of the previous one
+           * (a fresh barrier counts as released: parity 1 completes at once) */
+          pa_mbar_wait(RELEASE ? b_kempty(stage) : b_empty(stage), phase ^ 1);
+          const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
+          const int krow = (int)c.seq.k_start + n * BK;
+          pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes); /* both halves, MCAST */
 #pragma unroll
-        for (int x = 0; x < PANELS; ++x)
-          if (MCAST)
-            pa_tma_load_4d_mc(s_k + cfg::kv_bytes + x * cfg::kv_panel + rank * (BK / 2) * 128,
-                              &a.tv, b_vfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk,
-                              bcoord, 0x3);
-          else
-            pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
-                           64 * x, krow, c.hk, bcoord);
-        n = walk(++visit, 0, &partial);
-        if (++stage == STAGES) stage = 0, phase ^= 1;
+          for (int x = 0; x < PANELS; ++x)
+            if (MCAST) /* this block's half of the rows, into both blocks */
+              pa_tma_load_4d_mc(s_k + x * cfg::kv_panel + rank * (BK / 2) * 128, &a.tk,
+                                b_kfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk, bcoord,
+                                0x3);
+            else
+              pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
+                             bcoord);
+          if (RELEASE) pa_mbar_wait(b_empty(stage), phase ^ 1);
+          pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
+#pragma unroll
+          for (int x = 0; x < PANELS; ++x)
+            if (MCAST)
+              pa_tma_load_4d_mc(s_k + cfg::kv_bytes + x * cfg::kv_panel + rank * (BK / 2) * 128,
+                                &a.tv, b_vfull(stage), 64 * x, krow + (int)rank * (BK / 2), c.hk,
+                                bcoord, 0x3);
+            else
+              pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
+                             64 * x, krow, c.hk, bcoord);
+          n = walk(++visit, 0, &partial);
+          if (++stage == STAGES) stage = 0, phase ^= 1;
+        }
       }
     }
     if (MCAST) { /* stay until the peer is done with this block's barriers and copies */
@@ -336,22 +399,27 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   }
 
   /* A consumer warpgroup: 64 query rows. */
-  pa_setmaxnreg_inc<MCAST ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs>();
-  const int cw = tid / 128 - 1;
+  pa_setmaxnreg_inc<CONSUMER_REGS>();
+  /* warp-uniform to the compiler (__shfl_sync), as the stage below: Q's descriptors
+   * then stay on the uniform datapath in the persistent kernel too (SASS, R6) */
+  const int cw = __shfl_sync(0xffffffffu, tid / 128, 0) - 1;
   const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
   const int row0 = 64 * cw + 16 * warp; /* the warp's first row within the block */
-  const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
-  const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
+  /* the general score pass (softcap, ALiBi, scale <= 0) is the problem's, not the
+   * tile's, so that the tile loop's branches are the same for the whole block */
+  const bool general = p.softcap > 0.0f || p.alibi.buf != nullptr || !(p.scale > 0.0f);
   const float xscale = general ? 1.0f : p.scale * PA_LOG2E;
-
+  float slope = 0.0f; /* the tile's head's ALiBi slope */
   float o[O_TILES][4];
-#pragma unroll
-  for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
-  pa_softmax_row sm[2] = {pa_softmax_start(), pa_softmax_start()};
+  pa_softmax_row sm[2];
   const uint32_t s_q_wg = s_q + cw * 64 * 128; /* this warpgroup's 64 rows in each Q panel */
 
+  /* The stage through __shfl_sync, so that the compiler sees it warp-uniform and builds
+   * the descriptors on the uniform datapath: PERSIST's stage, carried across the tile
+   * loop, otherwise cost a vector add, mask, shift, OR and R2UR per wgmma (SASS, R5:
+   * 13% more instructions than the default kernel at hd128 S8192). */
   auto issue_qk = [&](float (&sacc)[S_TILES][4], int stage) { /* S = Q . K^T, committed */
-    const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
+    const uint32_t s_k = s_kv + __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes;
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; ++kk) {
@@ -363,7 +431,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_wgmma_commit();
   };
   auto issue_pv = [&](const uint32_t (&pf)[PV_STEPS][4], int stage) { /* O += P . V, committed */
-    const uint32_t s_v = s_kv + stage * 2 * cfg::kv_bytes + cfg::kv_bytes;
+    const uint32_t s_v =
+        s_kv + __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes + cfg::kv_bytes;
     pa_wgmma_fence_regs(o);
     pa_wgmma_fence();
 #pragma unroll
@@ -434,114 +503,135 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     if (++stage == STAGES) stage = 0, phase ^= 1;
   };
 
-  pa_mbar_wait(b_q, 0);
-  bool partial = false;
-  int visit = 0, n = walk(0, cw, &partial);
-  if (!PIPE) {
-    /* One tile at a time: S, softmax, P.V, each waited for. */
-    int stage = 0;
-    uint32_t phase = 0;
-    while (n < n_hi) {
-      const bool tile_partial = partial;
-      const int next = walk(++visit, cw, &partial);
+  /* PERSIST: Q may be overwritten once this warp's last S has landed */
+  auto release_q = [&] {
+    if (PERSIST) warp_arrive(b_qempty);
+  };
+  int stage = 0; /* the ring's stage and phase, across the block's tiles */
+  uint32_t phase = 0;
+  /* pingpong: consumer 1 opens with an arrive so that consumer 0 goes first; consumer
+   * 0 closes with a sync that takes consumer 1's last arrive (below) */
+  if (PIPE && PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
+  for (int k = 0, q_phase = 0;; ++k) {
+    const int got = PERSIST ? tile(k) : k == 0 ? 1 : -1;
+    if (got < 0) break;
+    if (got == 0) continue;
+    slope = pa_problem_alibi_slope(&p, c.b, c.h);
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    sm[0] = sm[1] = pa_softmax_start();
+    pa_mbar_wait(b_q, q_phase);
+    q_phase ^= 1;
+    bool partial = false;
+    int visit = 0, n = walk(0, cw, &partial);
+    if (!PIPE) {
+      /* One tile at a time: S, softmax, P.V, each waited for. */
+      while (n < n_hi) {
+        const bool tile_partial = partial;
+        const int next = walk(++visit, cw, &partial);
+        float s[S_TILES][4];
+        pa_mbar_wait(b_kfull(stage), phase);
+        issue_qk(s, stage);
+        pa_wgmma_wait<0>();
+        pa_wgmma_fence_regs(s);
+        if (RELEASE) release_k(stage);
+        float alpha[2];
+        softmax(s, n, tile_partial, alpha);
+        rescale_o(alpha);
+        uint32_t pf[PV_STEPS][4];
+        pack_p(s, pf);
+        pa_mbar_wait(b_vfull(stage), phase);
+        issue_pv(pf, stage);
+        pa_wgmma_wait<0>();
+        pa_wgmma_fence_regs(o);
+        release(stage);
+        advance(stage, phase);
+        n = next;
+      }
+      release_q();
+    } else if (n < n_hi) {
+      /* Software-pipelined (FlashAttention-3's intra-warpgroup overlap): S of tile
+       * i + 1 and O += P.V of tile i are issued together, and the softmax of i + 1
+       * runs while P.V of i is still on the tensor cores. O is rescaled by tile i's
+       * alpha while S of i + 1 is computed, before P.V of i is issued. */
       float s[S_TILES][4];
-      pa_mbar_wait(b_kfull(stage), phase);
-      issue_qk(s, stage);
-      pa_wgmma_wait<0>();
-      pa_wgmma_fence_regs(s);
-      if (RELEASE) release_k(stage);
-      float alpha[2];
-      softmax(s, n, tile_partial, alpha);
-      rescale_o(alpha);
       uint32_t pf[PV_STEPS][4];
-      pack_p(s, pf);
-      pa_mbar_wait(b_vfull(stage), phase);
-      issue_pv(pf, stage);
-      pa_wgmma_wait<0>();
-      pa_wgmma_fence_regs(o);
-      release(stage);
-      advance(stage, phase);
-      n = next;
-    }
-  } else if (n < n_hi) {
-    /* Software-pipelined (FlashAttention-3's intra-warpgroup overlap): S of tile
-     * i + 1 and O += P.V of tile i are issued together, and the softmax of i + 1
-     * runs while P.V of i is still on the tensor cores. O is rescaled by tile i's
-     * alpha while S of i + 1 is computed, before P.V of i is issued. */
-    float s[S_TILES][4];
-    uint32_t pf[PV_STEPS][4];
-    float alpha[2];
-    /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
-     * other go (an arrive on the other's). Consumer 1 opens with an arrive so that consumer
-     * 0 goes first, and skips its last arrive, which no sync would match: both walk
-     * the same tiles, so the counts agree. */
-    auto my_turn = [&] {
-      if (PINGPONG) pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
-    };
-    auto your_turn = [&](bool last) {
-      if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
-    };
-    if (PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
-    int stage = 0, prev = 0;
-    uint32_t phase = 0, prev_phase = 0;
-    pa_mbar_wait(b_kfull(0), 0);
-    my_turn();
-    issue_qk(s, 0);
-    your_turn(false);
-    pa_wgmma_wait<0>();
-    pa_wgmma_fence_regs(s);
-    if (RELEASE) release_k(0);
-    softmax(s, n, partial, alpha);
-    pack_p(s, pf);
-    n = walk(++visit, cw, &partial);
-    advance(stage, phase);
-    while (n < n_hi) {
-      const bool tile_partial = partial;
-      const int next = walk(++visit, cw, &partial);
+      float alpha[2];
+      /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
+       * other go (an arrive on the other's); the turns run on across the block's tiles
+       * (both consumers walk the same tiles, so the counts agree): consumer 0's first
+       * turn of a tile follows consumer 1's last of the previous one, not its stores. */
+      auto my_turn = [&] {
+        if (PINGPONG) pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
+      };
+      auto your_turn = [&] {
+        if (PINGPONG) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
+      };
+      int prev = stage;
+      uint32_t prev_phase = phase;
       pa_mbar_wait(b_kfull(stage), phase);
-      pa_mbar_wait(b_vfull(prev), prev_phase);
       my_turn();
       issue_qk(s, stage);
-      rescale_o(alpha); /* no P.V in flight: the last one was waited for */
-      issue_pv(pf, prev);
-      your_turn(false);
-      pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
+      your_turn();
+      pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
       if (RELEASE) release_k(stage);
-      softmax(s, n, tile_partial, alpha);
+      softmax(s, n, partial, alpha);
+      pack_p(s, pf);
+      n = walk(++visit, cw, &partial);
+      advance(stage, phase);
+      while (n < n_hi) {
+        const bool tile_partial = partial;
+        const int next = walk(++visit, cw, &partial);
+        pa_mbar_wait(b_kfull(stage), phase);
+        pa_mbar_wait(b_vfull(prev), prev_phase);
+        my_turn();
+        issue_qk(s, stage);
+        rescale_o(alpha); /* no P.V in flight: the last one was waited for */
+        issue_pv(pf, prev);
+        your_turn();
+        pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
+        pa_wgmma_fence_regs(s);
+        if (RELEASE) release_k(stage);
+        softmax(s, n, tile_partial, alpha);
+        pa_wgmma_wait<0>();
+        pa_wgmma_fence_regs(o);
+        release(prev);
+        pack_p(s, pf);
+        prev = stage, prev_phase = phase;
+        advance(stage, phase);
+        n = next;
+      }
+      release_q();
+      pa_mbar_wait(b_vfull(prev), prev_phase);
+      my_turn();
+      rescale_o(alpha);
+      issue_pv(pf, prev);
+      your_turn();
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
       release(prev);
-      pack_p(s, pf);
-      prev = stage, prev_phase = phase;
-      advance(stage, phase);
-      n = next;
+    } else {
+      release_q();
     }
-    pa_mbar_wait(b_vfull(prev), prev_phase);
-    my_turn();
-    rescale_o(alpha);
-    issue_pv(pf, prev);
-    your_turn(true);
-    pa_wgmma_wait<0>();
-    pa_wgmma_fence_regs(o);
-    release(prev);
-  }
 
-  /* Step 4: normalise; O straight from the accumulator (4-byte stores), LSE by t == 0. */
-  float lse[2];
-  pa_frag_softmax_normalise(sm, xscale, o, lse);
-  T *o_g = (T *)p.o.ptr;
+    /* Step 4: normalise; O straight from the accumulator (4-byte stores), LSE by t == 0. */
+    float lse[2];
+    pa_frag_softmax_normalise(sm, xscale, o, lse);
+    T *o_g = (T *)p.o.ptr;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int i = c.i0 + row0 + (lane >> 2) + 8 * r;
-    if (i >= c.seq.len_q) continue;
-    T *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + 2 * t;
+    for (int r = 0; r < 2; ++r) {
+      const int i = c.i0 + row0 + (lane >> 2) + 8 * r;
+      if (i >= c.seq.len_q) continue;
+      T *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + 2 * t;
 #pragma unroll
-    for (int d = 0; d < O_TILES; ++d)
-      *(uint32_t *)(dst + 8 * d) = pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
-    if (p.lse.buf && t == 0)
-      ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
+      for (int d = 0; d < O_TILES; ++d)
+        *(uint32_t *)(dst + 8 * d) = pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
+      if (p.lse.buf && t == 0)
+        ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
+    }
   }
+  if (PIPE && PINGPONG && cw == 0) pa_named_sync(PA_HOPPER_BAR_TURN0, 256);
   if (MCAST) pa_cluster_sync(); /* the peer may still arrive on this block's barriers */
 #else
   __trap(); /* never launched: pa_cuda_hopper_supports() requires the sm_90a build */
@@ -607,8 +697,8 @@ bool pa_hopper_uses_block_list(const pa_problem *p) {
 int pa_hopper_list_min_bk(int head_dim) { return head_dim == 256 ? 64 : PA_CUDA_HOPPER_TILE; }
 
 template <typename T, int D, int V>
-cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t *dense_gate,
-                             cudaStream_t stream) {
+cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
+                             const int32_t *dense_gate, cudaStream_t stream) {
   typedef pa_hopper_vcfg<D, V> cfg;
   pa_hopper_args args; /* passed by value: no host state kept */
   memset(&args, 0, sizeof args);
@@ -639,8 +729,24 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
     if (e != cudaSuccess) return e;
     pa_hopper_opted<T, D, V>().fetch_or(bit, std::memory_order_acq_rel);
   }
-  const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
-                  (unsigned)p->heads_q, (unsigned)p->batch);
+  const int64_t tiles_q = (p->seqlen_q + cfg::block_q - 1) / cfg::block_q;
+  dim3 grid((unsigned)tiles_q, (unsigned)p->heads_q, (unsigned)p->batch);
+  if (V & PA_HV_PERSIST) {
+    /* one block per SM (a block's shared memory is more than half an SM's); pairs
+     * where the tiles' key counts differ, if there are enough to fill the grid */
+    const int64_t heads = (int64_t)p->heads_q * p->batch;
+    const bool uneven = p->causal || p->window_left >= 0 || p->window_right >= 0;
+    args.pair = uneven && (tiles_q + 1) / 2 * heads >= sm_count;
+    if (const char *env = getenv("POLYATTN_CUDA_HOPPER_PAIR")) /* tuning: 0 = never */
+      if (!strcmp(env, "0")) args.pair = 0;
+    const int64_t units = (args.pair ? (tiles_q + 1) / 2 : tiles_q) * heads;
+    if (units >= (1ll << 31)) return cudaErrorInvalidValue;
+    /* POLYATTN_CUDA_HOPPER_BLOCKS=n caps the grid (tests: many tiles per block) */
+    int blocks = std::max(sm_count, 1);
+    if (const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCKS"))
+      if (atoi(env) > 0) blocks = std::min(blocks, atoi(env));
+    grid = dim3((unsigned)std::min<int64_t>(units, blocks));
+  }
   if (!(V & PA_HV_MCAST)) {
     pa_hopper_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
     return cudaGetLastError();
@@ -684,7 +790,10 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
   X("serial-s3-rel-wg3-tm", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_TREEMAX, 0) \
   X("pingpong-rel-k64", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K64, 0)               \
   X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
-  X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)
+  X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)                \
+  X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 1)              \
+  X("serial-s3-rel-wg3-p",                                                               \
+    PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_PERSIST, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -695,13 +804,23 @@ cudaError_t pa_hopper_launch(const pa_problem *p, void *workspace, const int32_t
 enum {
   PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
   PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE,
-  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_PINGPONG | PA_HV_RELEASE
+  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_PINGPONG | PA_HV_RELEASE,
+  PA_HOPPER_DEFAULT_SHORT = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST
 };
 
-int pa_hopper_default(int head_dim) {
-  return head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
-         : head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
-                           : (int)PA_HOPPER_DEFAULT_D128;
+/* The default for a problem: at hd64 and hd128 the persistent kernel ("pingpong-rel-p")
+ * where a query tile has few key tiles (Sk <= 1024, causal Sk <= 8192 at hd128 and
+ * <= 2048 at hd64), the grid of one block per tile elsewhere (decision 89; seventh
+ * session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37% at
+ * hd64; non-causal S >= 8192 3-4% slower persistent). Block masks keep the grid. */
+int pa_hopper_default(const pa_problem *p) {
+  const int64_t sk = p->seqlen_k;
+  const bool short_keys = sk <= 1024 || (p->causal && sk <= (p->head_dim == 64 ? 2048 : 8192));
+  if (p->head_dim != 256 && short_keys && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+    return PA_HOPPER_DEFAULT_SHORT;
+  return p->head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
+         : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
+                              : (int)PA_HOPPER_DEFAULT_D128;
 }
 
 /* The variants compiled at hd256: the default, the serial schedule (what an
@@ -712,12 +831,13 @@ constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == (PA_HOPPER_DEFAULT_D256 | PA_HV_K64) ||
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
-                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_LAZYO)
+                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_LAZYO) ||
+                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_PERSIST)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE);
 }
 
 /* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
-int pa_hopper_variant(int head_dim) {
+int pa_hopper_variant(const pa_problem *p) {
   struct named {
     const char *name;
     int v;
@@ -728,7 +848,7 @@ int pa_hopper_variant(int head_dim) {
   if (const char *env = getenv("POLYATTN_CUDA_HOPPER_VARIANT"))
     for (const named &x : variants)
       if (!strcmp(env, x.name)) return x.v;
-  return pa_hopper_default(head_dim);
+  return pa_hopper_default(p);
 }
 
 /* What variant v becomes on problem p: "-wg3" runs at hd64 without a block mask (its
@@ -740,6 +860,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST);
   else v &= ~PA_HV_K64;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
+  if (block) v &= ~PA_HV_PERSIST; /* the list's head is loaded once per block */
   const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176);
@@ -748,7 +869,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
     const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
     const bool same_keys = !p->causal && p->window_left < 0 && p->window_right < 0 &&
                            p->sparsity == POLYATTN_SPARSITY_NONE && !p->varlen;
-    if (!same_keys || tiles_q % 2 != 0) v &= ~PA_HV_MCAST;
+    if (!same_keys || tiles_q % 2 != 0 || (v & PA_HV_PERSIST)) v &= ~PA_HV_MCAST;
   }
   return v;
 }
@@ -769,12 +890,12 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
 
 /* Launches variant V if it is compiled for (T, D); *done says whether it was. */
 template <typename T, int D, int V, bool FULL>
-cudaError_t pa_hopper_try(const pa_problem *p, void *ws, const int32_t *gate, cudaStream_t stream,
-                          bool *done) {
+cudaError_t pa_hopper_try(const pa_problem *p, int sms, void *ws, const int32_t *gate,
+                          cudaStream_t stream, bool *done) {
   if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
                 (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) && pa_hopper_compiled_at(D, V)) {
     *done = true;
-    return pa_hopper_launch<T, D, V>(p, ws, gate, stream);
+    return pa_hopper_launch<T, D, V>(p, sms, ws, gate, stream);
   } else {
     *done = false;
     return cudaSuccess;
@@ -782,12 +903,12 @@ cudaError_t pa_hopper_try(const pa_problem *p, void *ws, const int32_t *gate, cu
 }
 
 template <typename T, int D>
-cudaError_t pa_hopper_run(int v, const pa_problem *p, void *ws, const int32_t *gate,
+cudaError_t pa_hopper_run(int v, const pa_problem *p, int sms, void *ws, const int32_t *gate,
                           cudaStream_t stream, bool *done) {
   *done = false;
   switch (v) {
 #define PA_HV_CASE(name, bits, full) \
-  case (bits): return pa_hopper_try<T, D, (bits), (full) != 0>(p, ws, gate, stream, done);
+  case (bits): return pa_hopper_try<T, D, (bits), (full) != 0>(p, sms, ws, gate, stream, done);
     PA_HOPPER_VARIANT_LIST(PA_HV_CASE)
 #undef PA_HV_CASE
   default: return cudaSuccess;
@@ -795,15 +916,15 @@ cudaError_t pa_hopper_run(int v, const pa_problem *p, void *ws, const int32_t *g
 }
 
 template <typename T, int D>
-cudaError_t pa_hopper_launch_variant(const pa_problem *p, void *ws, const int32_t *gate,
+cudaError_t pa_hopper_launch_variant(const pa_problem *p, int sms, void *ws, const int32_t *gate,
                                      cudaStream_t stream) {
   bool done;
-  cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(D), p), p, ws, gate,
-                                      stream, &done);
+  cudaError_t e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_variant(p), p), p, sms, ws,
+                                      gate, stream, &done);
   if (done) return e;
-  e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_default(D), p), p, ws, gate, stream,
+  e = pa_hopper_run<T, D>(pa_hopper_effective(pa_hopper_default(p), p), p, sms, ws, gate, stream,
                           &done);
-  return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, ws, gate, stream);
+  return done ? e : pa_hopper_launch<T, D, PA_HOPPER_SERIAL>(p, sms, ws, gate, stream);
 }
 
 const char *pa_misaligned_hopper(const pa_problem *p) {
@@ -845,8 +966,8 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
           "multiples of 16 bytes / 8 elements", name);
   /* the largest of the variant asked for and the default it may fall back to */
   const int smem = std::max(
-      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_variant(p->head_dim), p)),
-      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_default(p->head_dim), p)));
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_variant(p), p)),
+      pa_hopper_smem_bytes(p->head_dim, pa_hopper_effective(pa_hopper_default(p), p)));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
@@ -872,19 +993,18 @@ size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) 
 cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,
                                          void *workspace, const int32_t *dense_gate,
                                          cudaStream_t stream) {
-  (void)dev;
   if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
+  const int sms = dev->sm_count;
+  const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
   if (p->head_dim == 64)
-    return p->dtype == POLYATTN_DTYPE_BF16
-               ? pa_hopper_launch_variant<__nv_bfloat16, 64>(p, workspace, dense_gate, stream)
-               : pa_hopper_launch_variant<__half, 64>(p, workspace, dense_gate, stream);
+    return bf16 ? pa_hopper_launch_variant<__nv_bfloat16, 64>(p, sms, workspace, dense_gate, stream)
+                : pa_hopper_launch_variant<__half, 64>(p, sms, workspace, dense_gate, stream);
   if (p->head_dim == 256)
-    return p->dtype == POLYATTN_DTYPE_BF16
-               ? pa_hopper_launch_variant<__nv_bfloat16, 256>(p, workspace, dense_gate, stream)
-               : pa_hopper_launch_variant<__half, 256>(p, workspace, dense_gate, stream);
-  return p->dtype == POLYATTN_DTYPE_BF16
-             ? pa_hopper_launch_variant<__nv_bfloat16, 128>(p, workspace, dense_gate, stream)
-             : pa_hopper_launch_variant<__half, 128>(p, workspace, dense_gate, stream);
+    return bf16
+               ? pa_hopper_launch_variant<__nv_bfloat16, 256>(p, sms, workspace, dense_gate, stream)
+               : pa_hopper_launch_variant<__half, 256>(p, sms, workspace, dense_gate, stream);
+  return bf16 ? pa_hopper_launch_variant<__nv_bfloat16, 128>(p, sms, workspace, dense_gate, stream)
+              : pa_hopper_launch_variant<__half, 128>(p, sms, workspace, dense_gate, stream);
 }
 
 cudaError_t pa_cuda_hopper_forward(const pa_problem *p, const pa_cuda_device *dev,

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# persist_s7_r7.sh (seventh session, R7): the consumer warpgroup index made warp-uniform
+# too (Q's descriptors; R6's SASS). ncu counts, sustained timing, compare_torch hd128,
+# forced sweeps (-p with 7 blocks, and the default variant), test_cuda.
+set -u
+gzip -d lib/*.gz 2>/dev/null
+OUT=${OUT:-./out}; mkdir -p "$OUT"
+V=POLYATTN_CUDA_HOPPER_VARIANT
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
+M=gpu__time_duration.sum,lts__t_bytes.sum,smsp__inst_executed.sum
+P="polyattn run --backend cuda --dtype bf16 --no-check --heads 16 --dim 128"
+for v in default pingpong-rel-p; do
+  timeout 40 env $V=$v "$NCU" --clock-control none --kernel-name regex:pa_hopper_fwd --launch-count 1 --metrics $M \
+    $P --seq 8192 --batch 2 --repeat 1 > "$OUT/ncu-$v.txt" 2>&1; echo "== ncu $v rc=$?"
+  grep -E "gpu__|lts__|smsp__" "$OUT/ncu-$v.txt"
+done
+for v in default pingpong-rel-p default pingpong-rel-p; do
+  timeout 20 env $V=$v $P --seq 8192 --batch 2 --repeat 600 > "$OUT/run-$v.txt" 2>&1
+  echo "== $v S8192: $(grep -oE "forward +[0-9.]+ ms.*TFLOP/s" "$OUT/run-$v.txt")"
+done
+export POLYATTN_LIB=$PWD/lib/libpolyattn.so
+timeout 50 python3 bench/compare_torch.py --dims 128 --seqlens 512,2048,8192,16384 --no-efficient \
+  --variants "$V=default,pingpong-rel-p" --json "$OUT/torch-128.jsonl" > "$OUT/torch-128.txt" 2>&1
+grep -E "^bf16|VARIANT=" "$OUT/torch-128.txt" | grep -v "first line" | cut -c1-130
+export POLYATTN_TEST_BACKENDS=cuda
+timeout 45 env POLYATTN_CUDA_KERNEL=hopper $V=pingpong-rel-p POLYATTN_CUDA_HOPPER_BLOCKS=7 test_forward --filter 'forward/sweep' --jobs 16 > "$OUT/sweep-p.txt" 2>&1
+echo "== sweep -p rc=$? $(grep Synthesis "$OUT/sweep-p.txt")"
