@@ -35,6 +35,16 @@
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
  * behind them) instead of after.
  *
+ * How a warp's K/V rows reach its ring is the template parameter Copy (decode_copy,
+ * chosen on the host: a run-time switch inside the loop costs 30-40%, decision 82):
+ *   async  16-byte cp.async, 32 per lane per tile (with their address and zero-fill
+ *          arithmetic), waited on with cp.async.wait_group
+ *   bulk   (sm_90) one cp.async.bulk per 256-byte K row and one per V row, lane j
+ *          copying key j, completing on the slot's mbarrier (expect_tx by lane 0):
+ *          2 copies per lane per tile, the address arithmetic done by the copy
+ *          engine. Rows past the split's end are zeroed by the lanes (last tile only),
+ *          columns past D (Dv) once at the start, so no stale NaN meets a p = 0.
+ *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
  * (raw dot products, scale folded into exp2); any other tile, and every tile with a
@@ -45,11 +55,38 @@
 
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
+#include "hopper_ptx.cuh" /* mbarrier wrappers (the bulk copy variant, sm_90 code only) */
+
+/* The bulk copy variant's PTX (mbarrier.try_wait, expect_tx, cp.async.bulk) exists
+ * from sm_90 on; older device passes compile that instantiation to a trap and the
+ * host never launches it there (decode_arch90()). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#  define PA_DECODE_BULK_OK 1
+#else
+#  define PA_DECODE_BULK_OK 0
+#endif
 
 constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
 constexpr int kMmaKeys = 32;    /* keys per warp tile */
 constexpr int kMmaStages = 3;   /* tiles in flight per warp (the one computed included) */
 constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block */
+
+/* How K/V tiles are copied (the kernel's Copy parameter; POLYATTN_CUDA_DECODE_COPY). */
+enum decode_copy { kCopyAsync = 0, kCopyBulk = 1 };
+static_assert(kMmaKeys == 32, "the bulk copy gives each lane of a warp one key of a tile");
+
+/* One row of `bytes` (a multiple of 16; both addresses 16-byte aligned) from global
+ * to shared memory by the copy engine, counted on the mbarrier at `bar`. */
+__device__ __forceinline__ void pa_bulk_copy(uint32_t dst, const void *src, uint32_t bytes, uint32_t bar) {
+#if PA_DECODE_BULK_OK
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n"
+               ::"r"(dst), "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+#else
+  (void)dst, (void)src, (void)bytes, (void)bar;
+  __trap();
+#endif
+}
 
 /* Bytes of one smem row (K, V or Q) of head-dim bucket db: 16 bytes of padding shift
  * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
@@ -185,10 +222,14 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
   }
 }
 
-template <typename T, int DB>
+template <typename T, int DB, int Copy>
 __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
 #if PA_AMPERE_ARCH_OK
+  constexpr bool kBulk = Copy == kCopyBulk;
+#if !PA_DECODE_BULK_OK
+  if constexpr (kBulk) __trap(); /* sm_90 code only (decode_arch90) */
+#endif
   constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
   constexpr int NT = kMmaKeys / 8;  /* score n-tiles */
   constexpr int DT = DB / 8;        /* output n-tiles */
@@ -219,21 +260,46 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kMmaKeys * kPitch; };
   auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kMmaKeys * kPitch; };
 
+  /* bulk: one mbarrier per slot of this warp's ring; bit s of `phase` is the parity
+   * of slot s's next completion. */
+  __shared__ __align__(8) unsigned long long bars[kMmaWarpsMax][kMmaStages];
+  const uint32_t bar0 = pa_smem_addr(&bars[warp][0]);
+  uint32_t phase = 0;
+
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0. */
   auto load_tile = [&](int n, int slot) {
     const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
     const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
-    const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
-    const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
-    const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
     const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
+    if constexpr (kBulk) {
+#if PA_DECODE_BULK_OK
+      const uint32_t bar = bar0 + slot * 8;
+      if (lane == 0) pa_mbar_arrive_expect_tx(bar, (uint32_t)nk * (uint32_t)(D + Dv) * 2u);
+      if (lane < nk) {
+        const char *kr = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0 + lane, seq.k_start, hkv) * 2;
+        const char *vr = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0 + lane, seq.k_start, hkv) * 2;
+        pa_bulk_copy(ks + lane * kPitch, kr, (uint32_t)D * 2u, bar);
+        pa_bulk_copy(vs + lane * kPitch, vr, (uint32_t)Dv * 2u, bar);
+      } else { /* past the split's end (its last tile only): zero rows, no read */
+        uint4 *kz = reinterpret_cast<uint4 *>(k_tile(slot) + lane * kPitch);
+        uint4 *vz = reinterpret_cast<uint4 *>(v_tile(slot) + lane * kPitch);
+#pragma unroll
+        for (int ch = 0; ch < kChunks; ++ch) kz[ch] = vz[ch] = make_uint4(0u, 0u, 0u, 0u);
+        pa_fence_proxy_async(); /* ordered before any later copy into these rows */
+      }
+#endif
+    } else {
+      const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
+      const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
+      const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
 #pragma unroll 4
-    for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
-      const int j = idx / kChunks, ch = idx - j * kChunks;
-      const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
-      pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
-      pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+      for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
+        const int j = idx / kChunks, ch = idx - j * kChunks;
+        const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
+        pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
+        pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+      }
     }
   };
 
@@ -298,6 +364,24 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
 
   /* The ring: the tile computed in iteration `it` sits in slot it % kMmaStages. */
   if (L.merge == kMergePdl) pa_pdl_launch_dependents(); /* the merge grid may be scheduled */
+  if constexpr (kBulk) {
+#if PA_DECODE_BULK_OK
+    /* Columns past D (Dv) of every ring row are never copied: zero them once. */
+    if (D < DB || Dv < DB) {
+      for (int s = 0; s < kMmaStages; ++s)
+        for (int ch = 0; ch < kChunks; ++ch) {
+          if (ch * 8 >= D) *reinterpret_cast<uint4 *>(k_tile(s) + lane * kPitch + ch * 16) = make_uint4(0u, 0u, 0u, 0u);
+          if (ch * 8 >= Dv) *reinterpret_cast<uint4 *>(v_tile(s) + lane * kPitch + ch * 16) = make_uint4(0u, 0u, 0u, 0u);
+        }
+    }
+    if (lane == 0) {
+#  pragma unroll
+      for (int s = 0; s < kMmaStages; ++s) pa_mbar_init(bar0 + s * 8, 1);
+      pa_mbar_init_fence();
+    }
+    __syncwarp();
+#endif
+  }
   if (!L.early) stage_q();
   int load_n = next_kept(0), comp_n = load_n;
 #pragma unroll
@@ -306,7 +390,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       load_tile(load_n, s);
       load_n = next_kept(load_n + 1);
     }
-    pa_cp_async_commit();
+    if constexpr (!kBulk) pa_cp_async_commit();
   }
   if (L.early) stage_q(); /* its global loads overlap the first tiles' */
 
@@ -315,11 +399,18 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       load_tile(load_n, (it + kMmaStages - 1) % kMmaStages);
       load_n = next_kept(load_n + 1);
     }
-    pa_cp_async_commit();
-    pa_cp_async_wait<kMmaStages - 1>();
+    const int slot = it % kMmaStages;
+    if constexpr (kBulk) {
+#if PA_DECODE_BULK_OK
+      pa_mbar_wait(bar0 + slot * 8, (phase >> slot) & 1u); /* acquire: the slot's rows are visible */
+      phase ^= 1u << slot;
+#endif
+    } else {
+      pa_cp_async_commit();
+      pa_cp_async_wait<kMmaStages - 1>();
+    }
     __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
 
-    const int slot = it % kMmaStages;
     const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
 
@@ -385,7 +476,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     __syncwarp(); /* the slot is read: the next iteration may refill it */
     comp_n = next_kept(comp_n + 1);
   }
-  pa_cp_async_wait<0>();
+  if constexpr (!kBulk) pa_cp_async_wait<0>(); /* bulk: every copy issued was waited for */
   const int64_t row0 = p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
   float l_row[2];
 #pragma unroll
