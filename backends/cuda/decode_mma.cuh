@@ -143,7 +143,7 @@ __device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, 
  * (batch entry, kv head) the merge of its R rows over all L.splits splits, in
  * split order (the order of decode_merge_kernel, so results do not depend on which
  * block arrives last). Each thread merges 4 columns of one row; it loads the m, l
- * and O of kTicketBatch splits at once (one L2 round trip when splits <= 8).
+ * and O of kTicketBatch splits at once (one L2 round trip in all when splits <= 8).
  * Partials are read with ld.global.cg: other blocks wrote them, so not from L1. */
 __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
                                           int b, int hkv, int G, int R, int64_t row0) {
@@ -170,22 +170,11 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
     const int r = idx / dv4, d = (idx - r * dv4) * 4;
     const int i = r / G, h = hkv * G + r % G;
     const int64_t at0 = (row0 + i) * p.heads_q + h;
-    /* the rows' common maximum */
-    float mx = -INFINITY;
-    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
-      float mv[kTicketBatch];
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k)
-        mv[k] = s0 + k < ns ? __ldcg(L.part_m + at0 + (s0 + k) * stride) : -INFINITY;
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
-    }
-    pa_softmax_row total;
-    total.m = mx;
-    total.l = 0.0f;
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
-      float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
+    /* The first kTicketBatch splits' m, l and O at once; the rows' common maximum over
+     * those and any further splits' m (one round trip in all when splits <= kTicketBatch,
+     * as at Sk 4k); then the splits merged in order, further batches loaded as they come. */
+    float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
+    auto load_batch = [&](int s0) {
 #pragma unroll
       for (int k = 0; k < kTicketBatch; ++k) {
         const int s = s0 + k;
@@ -199,6 +188,25 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
           for (int e = 0; e < 4; ++e) ov[k][e] = __ldcg(L.part_o + at * Dv + d + e);
         }
       }
+    };
+    load_batch(0);
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
+    for (int s0 = kTicketBatch; s0 < ns; s0 += kTicketBatch) {
+      float mb[kTicketBatch];
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k)
+        mb[k] = s0 + k < ns ? __ldcg(L.part_m + at0 + (s0 + k) * stride) : -INFINITY;
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mb[k]);
+    }
+    pa_softmax_row total;
+    total.m = mx;
+    total.l = 0.0f;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
+      if (s0 > 0) load_batch(s0);
 #pragma unroll
       for (int k = 0; k < kTicketBatch; ++k) {
         if (s0 + k >= ns) break;
@@ -263,8 +271,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   /* bulk: one mbarrier per slot of this warp's ring; bit s of `phase` is the parity
    * of slot s's next completion. */
   __shared__ __align__(8) unsigned long long bars[kMmaWarpsMax][kMmaStages];
-  const uint32_t bar0 = pa_smem_addr(&bars[warp][0]);
-  uint32_t phase = 0;
+  [[maybe_unused]] const uint32_t bar0 = pa_smem_addr(&bars[warp][0]);
+  [[maybe_unused]] uint32_t phase = 0;
 
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0. */
