@@ -7,7 +7,8 @@
 # swizzled ring), and the ticket merge's one-round-trip loads (all variants). Smoke
 # tests, then timing in one process against the default (cp.async) and SDPA
 # flash/cuDNN (decode_variants.py), then for each new variant the decode sweep, graph
-# capture, 20-run determinism, memcheck and racecheck, then ncu of the 4k call.
+# capture, 20-run determinism, memcheck and racecheck, then ncu of the faster one's
+# 4k call and the default's sweep (its merge changed).
 # Budget 90 s; most important first. Logs under $OUT.
 set -uo pipefail
 gzip -d lib/*.gz bin/*.gz 2>/dev/null
@@ -62,10 +63,11 @@ for c in $OK; do
 done
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 PROB="--backend cuda --repeat 3 --no-check --dtype bf16 --batch 8 --heads 32 --kv-heads 8 --dim 128 --seq-q 1 --seq-k 4096"
-for c in $OK; do
-  [ -n "$NCU" ] && step ncu-4k-$c 7 env POLYATTN_CUDA_DECODE_COPY=$c "$NCU" -k regex:decode --launch-skip 4 \
-    --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats polyattn run $PROB
-done
+c=$(echo $OK | cut -d" " -f1)
+[ -n "$NCU" ] && [ -n "$c" ] && step ncu-4k-$c 7 env POLYATTN_CUDA_DECODE_COPY=$c "$NCU" -k regex:decode \
+  --launch-skip 4 --launch-count 1 --section SpeedOfLight --section WarpStateStats --section InstructionStats \
+  polyattn run $PROB
+step sweep-default 8 env $T POLYATTN_TEST_CASES=$CASES test_forward --verbose --filter 'forward/sweep' --jobs 8
 grep -h "PASS\|FAIL" "$OUT"/smoke-*.log
 for f in "$OUT"/sweep-*.log "$OUT"/graph-*.log "$OUT"/det-*.log; do echo "$(basename $f): $(grep -h 'Synthesis' $f)"; done
 for f in "$OUT"/memcheck-*.log "$OUT"/racecheck-*.log; do echo "$(basename $f): $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY' $f)"; done
