@@ -39,23 +39,17 @@
  * chosen on the host: a run-time switch inside the loop costs 30-40%, decision 82).
  * Both copy 16 bytes per cp.async, lane l taking chunk l % 16 of rows l / 16 + 2m
  * (at hd 128):
+ *   lean   (the default) a tile with all 32 rows and D = Dv = the bucket (at hd 128
+ *          every tile but perhaps a split's last) is 32 unpredicated copies per lane
+ *          from one row pointer stepped by 2 rows (shared-memory offsets immediates,
+ *          no zero-fill operand); any other tile as in async
  *   async  one loop for every tile: per copy, the row and chunk from the index, the
- *          64-bit address, and the zero-fill tests (row past the split's end,
- *          column past D or Dv)
- *   lean   a tile with all 32 rows and D = Dv = the bucket (at hd 128 every tile but
- *          perhaps a split's last) is 32 unpredicated copies per lane from one row
- *          pointer stepped by 2 rows (shared-memory offsets immediates, no zero-fill
- *          operand); any other tile as in async.
- *   tma    (sm_90) the tensor-memory accelerator: per tile and tensor, DB / 64 boxes of
- *          32 rows x 64 columns (tensor maps built per call on the host, decode_plan),
- *          issued by lane 0 and completing on the slot's mbarrier; the ring unpadded
- *          with the 128-byte swizzle (chunk c of row r at c ^ (r % 8), hopper_ptx.cuh),
- *          which ldmatrix's addresses follow. Rows past the tensor and columns past D
- *          (Dv) arrive as zeros (a box wholly past them is not loaded: its panel is
- *          zeroed once); rows past the split's end (its last tile) are zeroed by the
- *          lanes after the wait.
- * (A third, one cp.async.bulk per K/V row on an mbarrier, was measured at 2.44 TB/s
- * at every length on the H200 and removed: bench/RESULTS.md, seventh session.)
+ *          64-bit address, and the zero-fill tests (row past the split's end, column
+ *          past D or Dv)
+ * Two others were measured on the H200 and removed (decision 84): one cp.async.bulk
+ * per K/V row on an mbarrier (capped at 2.44 TB/s at every length), and TMA boxes of
+ * 32 rows x 64 columns into a swizzled ring (level with lean at Sk 4k, 2-4% slower at
+ * 32k and 128k).
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -67,15 +61,6 @@
 
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
-#include "hopper_ptx.cuh" /* mbarrier and TMA wrappers (the tma copy variant, sm_90 code) */
-
-/* The tma variant's PTX exists from sm_90 on; older device passes compile that
- * instantiation to a trap, and the host never launches it there (decode_arch90). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#  define PA_DECODE_TMA_OK 1
-#else
-#  define PA_DECODE_TMA_OK 0
-#endif
 
 constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
 constexpr int kMmaKeys = 32;    /* keys per warp tile */
@@ -83,11 +68,7 @@ constexpr int kMmaStages = 3;   /* tiles in flight per warp (the one computed in
 constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block */
 
 /* How K/V tiles are copied (the kernel's Copy parameter; POLYATTN_CUDA_DECODE_COPY). */
-enum decode_copy { kCopyAsync = 0, kCopyLean = 1, kCopyTma = 2 };
-constexpr int kTmaPanelCols = 64;      /* columns of one 128-byte swizzled box */
-constexpr int kTmaPanelBytes = kMmaKeys * 128; /* one box: a tile's rows x 128 bytes */
-constexpr int kTmaAlign = 1024;        /* the swizzle's period: the ring's alignment */
-static_assert(kMmaKeys == 32, "a TMA box holds one tile's 32 rows");
+enum decode_copy { kCopyAsync = 0, kCopyLean = 1 };
 
 /* 16-byte global -> shared copy of a whole chunk (no zero-fill operand). */
 __device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
@@ -104,10 +85,6 @@ __host__ __device__ constexpr size_t mma_ring_bytes(int db) {
   return (size_t)kMmaStages * 2 * kMmaKeys * mma_pitch(db);
 }
 __host__ __device__ constexpr size_t mma_q_bytes(int db) { return (size_t)kMmaRows * mma_pitch(db); }
-/* tma: one warp's ring, unpadded (the swizzle spreads ldmatrix's rows over the banks). */
-__host__ __device__ constexpr size_t mma_tma_ring_bytes(int db) {
-  return (size_t)kMmaStages * 2 * kMmaKeys * db * 2;
-}
 
 /* Cluster merge: at most this many blocks per (batch entry, kv head) (the portable
  * cluster size), so at most kClusterSplits partials per row. Each block stages its
@@ -246,10 +223,7 @@ template <typename T, int DB, int Copy>
 __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
 #if PA_AMPERE_ARCH_OK
-  constexpr bool kLean = Copy == kCopyLean, kTma = Copy == kCopyTma;
-#if !PA_DECODE_TMA_OK
-  if constexpr (kTma) __trap(); /* sm_90 code only */
-#endif
+  constexpr bool kLean = Copy == kCopyLean;
   constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
   constexpr int NT = kMmaKeys / 8;  /* score n-tiles */
   constexpr int DT = DB / 8;        /* output n-tiles */
@@ -276,33 +250,14 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
   const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kMmaKeys - 1) / kMmaKeys) : 0;
 
-  /* One K (V) tile: padded rows, or (tma) DB / 64 swizzled boxes. */
-  constexpr int kTileBytesKV = kTma ? DB / kTmaPanelCols * kTmaPanelBytes : kMmaKeys * kPitch;
-  char *ring;
-  if constexpr (kTma) {
-    const uint32_t at = pa_smem_addr(smem + mma_q_bytes(DB));
-    ring = smem + mma_q_bytes(DB) + ((kTmaAlign - at % kTmaAlign) % kTmaAlign) +
-           (size_t)warp * mma_tma_ring_bytes(DB);
-  } else {
-    ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
-  }
+  constexpr int kTileBytesKV = kMmaKeys * kPitch; /* one K (V) tile */
+  char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
   auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kTileBytesKV; };
   auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kTileBytesKV; };
   /* Shared address of 16-byte chunk c of row r of a K or V tile at `tile`. */
   auto chunk_addr = [&](const char *tile, int r, int c) -> uint32_t {
-    if constexpr (kTma)
-      return pa_smem_addr(tile) + (c / 8) * kTmaPanelBytes + r * 128 + (((c % 8) ^ (r % 8)) * 16);
-    else
-      return pa_smem_addr(tile + r * kPitch + c * 16);
+    return pa_smem_addr(tile + r * kPitch + c * 16);
   };
-  /* tma: one mbarrier per slot of this warp's ring; bit s of `phase` is the parity of
-   * slot s's next completion. Boxes wholly past D (Dv) are not loaded; their panels
-   * are zeroed once. */
-  [[maybe_unused]] const int panels_k = (D + kTmaPanelCols - 1) / kTmaPanelCols,
-                             panels_v = (Dv + kTmaPanelCols - 1) / kTmaPanelCols;
-  __shared__ __align__(8) unsigned long long bars[kMmaWarpsMax][kMmaStages];
-  [[maybe_unused]] const uint32_t bar0 = pa_smem_addr(&bars[warp][0]);
-  [[maybe_unused]] uint32_t phase = 0;
 
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0.
@@ -315,22 +270,6 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
     const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
     const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
-    if constexpr (kTma) {
-#if PA_DECODE_TMA_OK
-      if (lane == 0) {
-        const uint32_t bar = bar0 + slot * 8;
-        const int c2 = (int)(seq.k_start + k0), c3 = p.varlen ? 0 : b;
-        pa_mbar_arrive_expect_tx(bar, (uint32_t)(panels_k + panels_v) * kTmaPanelBytes);
-#  pragma unroll
-        for (int pn = 0; pn < DB / kTmaPanelCols; ++pn) {
-          if (pn < panels_k) pa_tma_load_4d(ks + pn * kTmaPanelBytes, &L.tmap_k, bar, pn * kTmaPanelCols, hkv, c2, c3);
-          if (pn < panels_v) pa_tma_load_4d(vs + pn * kTmaPanelBytes, &L.tmap_v, bar, pn * kTmaPanelCols, hkv, c2, c3);
-        }
-      }
-#endif
-      (void)nk;
-      return;
-    }
     if constexpr (kLean) {
       if (full_dims && nk == kMmaKeys) {
         const char *kg = static_cast<const char *>(p.k.ptr) +
@@ -418,23 +357,6 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
 
   /* The ring: the tile computed in iteration `it` sits in slot it % kMmaStages. */
   if (L.merge == kMergePdl) pa_pdl_launch_dependents(); /* the merge grid may be scheduled */
-  if constexpr (kTma) {
-#if PA_DECODE_TMA_OK
-    for (int s = 0; s < kMmaStages; ++s)
-      for (int pn = 0; pn < DB / kTmaPanelCols; ++pn)
-        for (int c = lane; c < kTmaPanelBytes / 16; c += kWarpSize) {
-          const uint4 z = make_uint4(0u, 0u, 0u, 0u);
-          if (pn >= panels_k) *reinterpret_cast<uint4 *>(k_tile(s) + pn * kTmaPanelBytes + c * 16) = z;
-          if (pn >= panels_v) *reinterpret_cast<uint4 *>(v_tile(s) + pn * kTmaPanelBytes + c * 16) = z;
-        }
-    if (lane == 0) {
-#  pragma unroll
-      for (int s = 0; s < kMmaStages; ++s) pa_mbar_init(bar0 + s * 8, 1);
-      pa_mbar_init_fence();
-    }
-    __syncwarp();
-#endif
-  }
   if (!L.early) stage_q();
   int load_n = next_kept(0), comp_n = load_n;
 #pragma unroll
@@ -443,7 +365,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       load_tile(load_n, s);
       load_n = next_kept(load_n + 1);
     }
-    if constexpr (!kTma) pa_cp_async_commit();
+    pa_cp_async_commit();
   }
   if (L.early) stage_q(); /* its global loads overlap the first tiles' */
 
@@ -455,25 +377,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     const int slot = it % kMmaStages;
     const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
-    if constexpr (kTma) {
-#if PA_DECODE_TMA_OK
-      pa_mbar_wait(bar0 + slot * 8, (phase >> slot) & 1u); /* acquire: the boxes are visible */
-      phase ^= 1u << slot;
-      if (k_end - k0 < kMmaKeys && lane >= k_end - k0) { /* past the split's end: zero rows */
-#  pragma unroll
-        for (int pn = 0; pn < DB / kTmaPanelCols; ++pn)
-#  pragma unroll
-          for (int c = 0; c < 8; ++c) {
-            const uint4 z = make_uint4(0u, 0u, 0u, 0u);
-            *reinterpret_cast<uint4 *>(k_tile(slot) + pn * kTmaPanelBytes + lane * 128 + c * 16) = z;
-            *reinterpret_cast<uint4 *>(v_tile(slot) + pn * kTmaPanelBytes + lane * 128 + c * 16) = z;
-          }
-      }
-#endif
-    } else {
-      pa_cp_async_commit();
-      pa_cp_async_wait<kMmaStages - 1>();
-    }
+    pa_cp_async_commit();
+    pa_cp_async_wait<kMmaStages - 1>();
     __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
 
     /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */

@@ -38,7 +38,6 @@
 
 #  include "ampere_mma.cuh"
 #  include "ampere_softmax.cuh"
-#  include "hopper_tma.h" /* the tma copy variant's tensor maps (decode_mma.cuh) */
 #endif
 #include "convert.h"
 #include "warp_reduce.cuh"
@@ -94,7 +93,6 @@ static_assert(sizeof(pa_problem) <= 4096, "the problem is passed as a kernel par
 enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2, kMergeTicket = 3 };
 constexpr int kMergeDefault = kMergeTicket; /* sixth session, decision 81 (bench/RESULTS.md) */
 constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
-constexpr int kCopyDefault = 0;  /* decode_copy of the tensor-core kernel: kCopyAsync (decision 84) */
 
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
@@ -115,9 +113,6 @@ struct decode_plan {
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
-#if PA_HAS_MMA_SYNC
-  CUtensorMap tmap_k, tmap_v; /* kCopyTma: K and V as (dim, kv head, row, batch), 64 x 1 x 32 x 1 boxes */
-#endif
 };
 
 int bucket_of(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
@@ -198,19 +193,14 @@ size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
   return (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
          ((size_t)p->head_dim_v + 2) * sizeof(float);
 }
-/* POLYATTN_CUDA_DECODE_COPY=async|lean|tma picks the tensor-core kernel's K/V copies
- * (decode_mma.cuh); tma needs sm_90 code and the driver's tensor-map encoder (else
- * lean), and tensor maps the encoder accepts (else the forward takes lean). */
-int copy_mode(const pa_cuda_device *dev) {
+/* POLYATTN_CUDA_DECODE_COPY=lean|async picks the tensor-core kernel's K/V copies
+ * (decode_mma.cuh); lean is the default (Sk 4k 42.7 -> 41.7 us under graph replay,
+ * decision 84). */
+int copy_mode() {
 #if PA_HAS_MMA_SYNC
   const char *env = getenv("POLYATTN_CUDA_DECODE_COPY");
-  int want = kCopyDefault;
-  if (env && !strcmp(env, "async")) want = kCopyAsync;
-  else if (env && !strcmp(env, "lean")) want = kCopyLean;
-  else if (env && !strcmp(env, "tma")) want = kCopyTma;
-  return want == kCopyTma && (!decode_arch90(dev) || !pa_encode_tiled()) ? (int)kCopyLean : want;
+  return env && !strcmp(env, "async") ? (int)kCopyAsync : (int)kCopyLean;
 #else
-  (void)dev;
   return 0;
 #endif
 }
@@ -242,7 +232,7 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   L.merge = L.mma ? merge_mode(dev) : kMergeKernel;
   const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
-  L.copy = L.mma ? copy_mode(dev) : 0;
+  L.copy = L.mma ? copy_mode() : 0;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
@@ -258,8 +248,6 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
       if (n >= 1 && n < L.warps) L.warps = (int)n;
     }
     L.smem = q + (size_t)L.warps * ring;
-    if (L.copy == kCopyTma) /* the same warps (so splits and workspace), unpadded rings */
-      L.smem = q + kTmaAlign + (size_t)L.warps * mma_tma_ring_bytes(L.bucket);
     unit = L.warps;
     per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
     per_sm = per_sm < 1 ? 1 : per_sm > 4 ? 4 : per_sm;
@@ -798,44 +786,9 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB, Copy>, *p, L);
 }
 
-/* kCopyTma: K's and V's tensor maps, (dim, kv head, row, batch) with 64 x 1 x 32 x 1
- * boxes in the 128-byte swizzle (varlen: rows are the packed tokens, one "batch").
- * False when the encoder refuses the strides. */
-bool encode_kv_maps(const pa_problem *p, decode_plan &L) {
-  const pa_encode_tiled_fn enc = pa_encode_tiled();
-  if (!enc) return false;
-  const CUtensorMapDataType dt =
-      p->dtype == POLYATTN_DTYPE_BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-  const pa_view *views[2] = {&p->k, &p->v};
-  const int dims[2] = {p->head_dim, p->head_dim_v};
-  CUtensorMap *maps[2] = {&L.tmap_k, &L.tmap_v};
-  for (int t = 0; t < 2; ++t) {
-    const pa_view &v = *views[t];
-    const cuuint64_t rows = (cuuint64_t)(p->varlen ? p->total_k : p->seqlen_k);
-    const cuuint64_t sh = (cuuint64_t)v.stride_h * 2, ss = (cuuint64_t)v.stride_s * 2;
-    const cuuint64_t gdim[4] = {(cuuint64_t)dims[t], (cuuint64_t)p->heads_kv, rows,
-                                (cuuint64_t)(p->varlen ? 1 : p->batch)};
-    /* a dimension of extent 1 is never stepped: any valid stride will do */
-    const cuuint64_t gstride[3] = {p->heads_kv > 1 ? sh : 16, ss,
-                                   p->varlen || p->batch == 1 ? ss * rows : (cuuint64_t)v.stride_b * 2};
-    const cuuint32_t box[4] = {(cuuint32_t)kTmaPanelCols, 1, (cuuint32_t)kMmaKeys, 1};
-    const cuuint32_t estride[4] = {1, 1, 1, 1};
-    if (rows == 0 || enc(maps[t], dt, 4, v.ptr, gdim, gstride, box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                         CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-      return false;
-  }
-  return true;
-}
-
 /* The tensor-core kernel's instance: dtype x bucket x decode_copy. */
 cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   const bool bf = p->dtype == POLYATTN_DTYPE_BF16, b64 = L.bucket == 64;
-  if (L.copy == kCopyTma)
-    return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, kCopyTma>(p, L, stream)
-                     : launch_mma<__nv_bfloat16, 128, kCopyTma>(p, L, stream))
-              : (b64 ? launch_mma<__half, 64, kCopyTma>(p, L, stream)
-                     : launch_mma<__half, 128, kCopyTma>(p, L, stream));
   if (L.copy == kCopyLean)
     return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, kCopyLean>(p, L, stream)
                      : launch_mma<__nv_bfloat16, 128, kCopyLean>(p, L, stream))
@@ -927,12 +880,6 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
     return cudaSuccess; /* no row to write */
   decode_plan L = make_plan(p, dev);
   if (!workspace && L.workspace) return cudaErrorInvalidValue; /* the plan asked for it */
-#if PA_HAS_MMA_SYNC
-  if (L.copy == kCopyTma && !encode_kv_maps(p, L)) { /* strides TMA cannot walk */
-    L.copy = kCopyLean;
-    L.smem = mma_q_bytes(L.bucket) + (size_t)L.warps * mma_ring_bytes(L.bucket);
-  }
-#endif
   const size_t n_part = (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q;
   if (L.workspace) {
     L.part_o = static_cast<float *>(workspace);
