@@ -9,6 +9,8 @@
 # and SDPA flash/cuDNN, with the grid-shape tuning aids POLYATTN_CUDA_DECODE_WARPS
 # (warps per block) and _SPLITS, the merge kernel and the late Q with bulk; then ncu (instruction counts, warp states) of the
 # 4k call with each copy variant, and the default's sweep.
+# As run in R1: the bulk variant was removed after it (bench/RESULTS.md, seventh
+# session; docs/decisions.md 84), so against later code COPY=bulk runs the default.
 # Budget 90 s; most important first. Logs under $OUT.
 set -uo pipefail
 gzip -d lib/*.gz bin/*.gz 2>/dev/null

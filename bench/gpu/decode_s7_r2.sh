@@ -9,6 +9,8 @@
 # flash/cuDNN (decode_variants.py), then for each new variant the decode sweep, graph
 # capture, 20-run determinism, memcheck and racecheck, then ncu of the faster one's
 # 4k call and the default's sweep (its merge changed).
+# As run in R2: the tma variant was removed after it and lean made the default
+# (docs/decisions.md 84), so against later code COPY=tma runs lean.
 # Budget 90 s; most important first. Logs under $OUT.
 set -uo pipefail
 gzip -d lib/*.gz bin/*.gz 2>/dev/null
