@@ -263,6 +263,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0.
    * lean: lane l copies chunk lch of rows lrow + m * kRowStep of a whole tile. */
   constexpr int kRowStep = kWarpSize / kChunks;
+  static_assert(kWarpSize % kChunks == 0 && kMmaKeys % kRowStep == 0, "lean: whole rows per warp pass");
   const int lrow = lane / kChunks, lch = lane % kChunks;
   const bool full_dims = D == DB && Dv == DB;
   auto load_tile = [&](int n, int slot) {
