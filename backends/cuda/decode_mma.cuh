@@ -35,6 +35,22 @@
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
  * behind them) instead of after.
  *
+ * How a warp's K/V rows reach its ring is the template parameter Copy (decode_copy,
+ * chosen on the host: a run-time switch inside the loop costs 30-40%, decision 82).
+ * Both copy 16 bytes per cp.async, lane l taking chunk l % 16 of rows l / 16 + 2m
+ * (at hd 128):
+ *   lean   (the default) a tile with all 32 rows and D = Dv = the bucket (at hd 128
+ *          every tile but perhaps a split's last) is 32 unpredicated copies per lane
+ *          from one row pointer stepped by 2 rows (shared-memory offsets immediates,
+ *          no zero-fill operand); any other tile as in async
+ *   async  one loop for every tile: per copy, the row and chunk from the index, the
+ *          64-bit address, and the zero-fill tests (row past the split's end, column
+ *          past D or Dv)
+ * Two others were measured on the H200 and removed (decision 84): one cp.async.bulk
+ * per K/V row on an mbarrier (capped at 2.44 TB/s at every length), and TMA boxes of
+ * 32 rows x 64 columns into a swizzled ring (level with lean at Sk 4k, 2-4% slower at
+ * 32k and 128k).
+ *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
  * (raw dot products, scale folded into exp2); any other tile, and every tile with a
@@ -50,6 +66,16 @@ constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block *
 constexpr int kMmaKeys = 32;    /* keys per warp tile */
 constexpr int kMmaStages = 3;   /* tiles in flight per warp (the one computed included) */
 constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block */
+
+/* How K/V tiles are copied (the kernel's Copy parameter; POLYATTN_CUDA_DECODE_COPY). */
+enum decode_copy { kCopyAsync = 0, kCopyLean = 1 };
+
+/* 16-byte global -> shared copy of a whole chunk (no zero-fill operand). */
+__device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+#endif
+}
 
 /* Bytes of one smem row (K, V or Q) of head-dim bucket db: 16 bytes of padding shift
  * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
@@ -106,7 +132,7 @@ __device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, 
  * (batch entry, kv head) the merge of its R rows over all L.splits splits, in
  * split order (the order of decode_merge_kernel, so results do not depend on which
  * block arrives last). Each thread merges 4 columns of one row; it loads the m, l
- * and O of kTicketBatch splits at once (one L2 round trip when splits <= 8).
+ * and O of kTicketBatch splits at once (one L2 round trip in all when splits <= 8).
  * Partials are read with ld.global.cg: other blocks wrote them, so not from L1. */
 __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
                                           int b, int hkv, int G, int R, int64_t row0) {
@@ -133,22 +159,11 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
     const int r = idx / dv4, d = (idx - r * dv4) * 4;
     const int i = r / G, h = hkv * G + r % G;
     const int64_t at0 = (row0 + i) * p.heads_q + h;
-    /* the rows' common maximum */
-    float mx = -INFINITY;
-    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
-      float mv[kTicketBatch];
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k)
-        mv[k] = s0 + k < ns ? __ldcg(L.part_m + at0 + (s0 + k) * stride) : -INFINITY;
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
-    }
-    pa_softmax_row total;
-    total.m = mx;
-    total.l = 0.0f;
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
-      float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
+    /* The first kTicketBatch splits' m, l and O at once; the rows' common maximum over
+     * those and any further splits' m (one round trip in all when splits <= kTicketBatch,
+     * as at Sk 4k); then the splits merged in order, further batches loaded as they come. */
+    float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
+    auto load_batch = [&](int s0) {
 #pragma unroll
       for (int k = 0; k < kTicketBatch; ++k) {
         const int s = s0 + k;
@@ -162,6 +177,25 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
           for (int e = 0; e < 4; ++e) ov[k][e] = __ldcg(L.part_o + at * Dv + d + e);
         }
       }
+    };
+    load_batch(0);
+    float mx = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
+    for (int s0 = kTicketBatch; s0 < ns; s0 += kTicketBatch) {
+      float mb[kTicketBatch];
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k)
+        mb[k] = s0 + k < ns ? __ldcg(L.part_m + at0 + (s0 + k) * stride) : -INFINITY;
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mb[k]);
+    }
+    pa_softmax_row total;
+    total.m = mx;
+    total.l = 0.0f;
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
+      if (s0 > 0) load_batch(s0);
 #pragma unroll
       for (int k = 0; k < kTicketBatch; ++k) {
         if (s0 + k >= ns) break;
@@ -185,10 +219,11 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
   }
 }
 
-template <typename T, int DB>
+template <typename T, int DB, int Copy>
 __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
 #if PA_AMPERE_ARCH_OK
+  constexpr bool kLean = Copy == kCopyLean;
   constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
   constexpr int NT = kMmaKeys / 8;  /* score n-tiles */
   constexpr int DT = DB / 8;        /* output n-tiles */
@@ -215,19 +250,44 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
   const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kMmaKeys - 1) / kMmaKeys) : 0;
 
+  constexpr int kTileBytesKV = kMmaKeys * kPitch; /* one K (V) tile */
   char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
-  auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kMmaKeys * kPitch; };
-  auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kMmaKeys * kPitch; };
+  auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kTileBytesKV; };
+  auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kTileBytesKV; };
+  /* Shared address of 16-byte chunk c of row r of a K or V tile at `tile`. */
+  auto chunk_addr = [&](const char *tile, int r, int c) -> uint32_t {
+    return pa_smem_addr(tile + r * kPitch + c * 16);
+  };
 
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
-   * are zero-filled without a global read, so no NaN of stale smem meets a p = 0. */
+   * are zero-filled without a global read, so no NaN of stale smem meets a p = 0.
+   * lean: lane l copies chunk lch of rows lrow + m * kRowStep of a whole tile. */
+  constexpr int kRowStep = kWarpSize / kChunks;
+  static_assert(kWarpSize % kChunks == 0 && kMmaKeys % kRowStep == 0, "lean: whole rows per warp pass");
+  const int lrow = lane / kChunks, lch = lane % kChunks;
+  const bool full_dims = D == DB && Dv == DB;
   auto load_tile = [&](int n, int slot) {
     const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
     const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
+    const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
+    const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
+    if constexpr (kLean) {
+      if (full_dims && nk == kMmaKeys) {
+        const char *kg = static_cast<const char *>(p.k.ptr) +
+                         pa_view_row(&p.k, b, k0 + lrow, seq.k_start, hkv) * 2 + lch * 16;
+        const char *vg = static_cast<const char *>(p.v.ptr) +
+                         pa_view_row(&p.v, b, k0 + lrow, seq.k_start, hkv) * 2 + lch * 16;
+        const uint32_t kd = ks + lrow * kPitch + lch * 16, vd = vs + lrow * kPitch + lch * 16;
+#pragma unroll
+        for (int m = 0; m < kMmaKeys / kRowStep; ++m) {
+          pa_cp_async_16_full(kd + m * kRowStep * kPitch, kg + m * kRowStep * kp);
+          pa_cp_async_16_full(vd + m * kRowStep * kPitch, vg + m * kRowStep * vp);
+        }
+        return;
+      }
+    }
     const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
     const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
-    const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
-    const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
 #pragma unroll 4
     for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
       const int j = idx / kChunks, ch = idx - j * kChunks;
@@ -315,13 +375,12 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       load_tile(load_n, (it + kMmaStages - 1) % kMmaStages);
       load_n = next_kept(load_n + 1);
     }
-    pa_cp_async_commit();
-    pa_cp_async_wait<kMmaStages - 1>();
-    __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
-
     const int slot = it % kMmaStages;
     const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
+    pa_cp_async_commit();
+    pa_cp_async_wait<kMmaStages - 1>();
+    __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
 
     /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */
     float s[NT][4];
@@ -333,8 +392,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
 #pragma unroll
       for (int np = 0; np < NT / 2; ++np) {
         uint32_t kb[4];
-        pa_ldmatrix_x4(kb, pa_smem_addr(kt + (np * 16 + (lane & 7) + ((lane >> 4) & 1) * 8) * kPitch +
-                                        ks * 32 + ((lane >> 3) & 1) * 16));
+        pa_ldmatrix_x4(kb, chunk_addr(kt, np * 16 + (lane & 7) + ((lane >> 4) & 1) * 8,
+                                      ks * 2 + ((lane >> 3) & 1)));
         pa_mma_16816<T>(s[2 * np], qa[ks], kb[0], kb[1]);
         pa_mma_16816<T>(s[2 * np + 1], qa[ks], kb[2], kb[3]);
       }
@@ -376,8 +435,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       for (int dp = 0; dp < DT / 2; ++dp) {
         if (dp * 16 >= Dv) break;
         uint32_t vb[4];
-        pa_ldmatrix_x4_trans(vb, pa_smem_addr(vt + (kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8) * kPitch +
-                                              dp * 32 + (lane >> 4) * 16));
+        pa_ldmatrix_x4_trans(vb, chunk_addr(vt, kk * 16 + (lane & 7) + ((lane >> 3) & 1) * 8,
+                                            dp * 2 + (lane >> 4)));
         pa_mma_16816<T>(o[2 * dp], pa, vb[0], vb[1]);
         pa_mma_16816<T>(o[2 * dp + 1], pa, vb[2], vb[3]);
       }

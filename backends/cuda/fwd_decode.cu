@@ -109,6 +109,7 @@ struct decode_plan {
   int warps;           /* mma: warps per block, each its own split */
   int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
   int early;           /* mma: first K/V tiles issued before Q is staged */
+  int copy;            /* mma: decode_copy, how K/V tiles reach shared memory */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
@@ -159,7 +160,7 @@ int decode_arch90(const pa_cuda_device *dev) {
   int v = known.load(std::memory_order_acquire);
   if (v < 0) {
     cudaFuncAttributes a;
-    v = cudaFuncGetAttributes(&a, decode_mma_kernel<__nv_bfloat16, 128>) == cudaSuccess &&
+    v = cudaFuncGetAttributes(&a, decode_mma_kernel<__nv_bfloat16, 128, kCopyAsync>) == cudaSuccess &&
         a.ptxVersion >= 90;
     known.store(v, std::memory_order_release);
   }
@@ -192,6 +193,17 @@ size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
   return (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
          ((size_t)p->head_dim_v + 2) * sizeof(float);
 }
+/* POLYATTN_CUDA_DECODE_COPY=lean|async picks the tensor-core kernel's K/V copies
+ * (decode_mma.cuh); lean is the default (Sk 4k 42.7 -> 41.7 us under graph replay,
+ * decision 84). */
+int copy_mode() {
+#if PA_HAS_MMA_SYNC
+  const char *env = getenv("POLYATTN_CUDA_DECODE_COPY");
+  return env && !strcmp(env, "async") ? (int)kCopyAsync : (int)kCopyLean;
+#else
+  return 0;
+#endif
+}
 int ticket_zero() {
   const char *env = getenv("POLYATTN_CUDA_DECODE_TICKET_ZERO");
   return env && *env && strcmp(env, "0") != 0;
@@ -220,6 +232,7 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   L.merge = L.mma ? merge_mode(dev) : kMergeKernel;
   const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
+  L.copy = L.mma ? copy_mode() : 0;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
@@ -228,6 +241,12 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
     const size_t ring = mma_ring_bytes(L.bucket), q = mma_q_bytes(L.bucket);
     L.warps = (int)((dev->smem_optin - q) / ring);
     L.warps = L.warps > kMmaWarpsMax ? kMmaWarpsMax : L.warps;
+    /* Tuning aid: POLYATTN_CUDA_DECODE_WARPS=n takes n < L.warps warps (splits) per
+     * block, so that more, smaller blocks share an SM. Plan and forward read it alike. */
+    if (const char *env = getenv("POLYATTN_CUDA_DECODE_WARPS")) {
+      const long n = strtol(env, nullptr, 10);
+      if (n >= 1 && n < L.warps) L.warps = (int)n;
+    }
     L.smem = q + (size_t)L.warps * ring;
     unit = L.warps;
     per_sm = (int)((dev->smem_optin + 1024) / (L.smem + 1024));
@@ -724,7 +743,7 @@ cudaError_t launch_split(const pa_problem *p, const decode_plan &L, cudaStream_t
  * memory depends on the bucket and the device only, so one opt-in per (kernel,
  * device) serves every call. */
 #if PA_HAS_MMA_SYNC
-template <typename T, int DB>
+template <typename T, int DB, int Copy>
 cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted(0);
   int device = 0;
@@ -732,14 +751,23 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
   if (L.smem > kDefaultSmem && (!bit || !(opted.load(std::memory_order_acquire) & bit))) {
-    e = cudaFuncSetAttribute(decode_mma_kernel<T, DB>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             (int)L.smem);
+    /* the most any plan asks for (kMmaWarpsMax warps; POLYATTN_CUDA_DECODE_WARPS may
+     * ask for fewer), so one opt-in serves every call; else what this call needs */
+    const size_t most = mma_q_bytes(DB) + (size_t)kMmaWarpsMax * mma_ring_bytes(DB);
+    e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, Copy>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             (int)(most > L.smem ? most : L.smem));
+    if (e == cudaSuccess) {
+      opted.fetch_or(bit, std::memory_order_acq_rel);
+    } else {
+      (void)cudaGetLastError(); /* not left for the launch check below */
+      e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, Copy>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                               (int)L.smem);
+    }
     if (e != cudaSuccess) return e;
-    opted.fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)(L.splits / L.warps), (unsigned)p->heads_kv, (unsigned)p->batch);
   if (L.merge != kMergeCluster) {
-    decode_mma_kernel<T, DB><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
+    decode_mma_kernel<T, DB, Copy><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
     return cudaGetLastError();
   }
   /* One cluster per (batch entry, kv head): its grid.x blocks (<= kClusterMaxBlocks). */
@@ -755,7 +783,21 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB>, *p, L);
+  return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB, Copy>, *p, L);
+}
+
+/* The tensor-core kernel's instance: dtype x bucket x decode_copy. */
+cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
+  const bool bf = p->dtype == POLYATTN_DTYPE_BF16, b64 = L.bucket == 64;
+  if (L.copy == kCopyLean)
+    return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, kCopyLean>(p, L, stream)
+                     : launch_mma<__nv_bfloat16, 128, kCopyLean>(p, L, stream))
+              : (b64 ? launch_mma<__half, 64, kCopyLean>(p, L, stream)
+                     : launch_mma<__half, 128, kCopyLean>(p, L, stream));
+  return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, kCopyAsync>(p, L, stream)
+                   : launch_mma<__nv_bfloat16, 128, kCopyAsync>(p, L, stream))
+            : (b64 ? launch_mma<__half, 64, kCopyAsync>(p, L, stream)
+                   : launch_mma<__half, 128, kCopyAsync>(p, L, stream));
 }
 #endif
 
@@ -855,11 +897,8 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
   }
   cudaError_t e;
 #if PA_HAS_MMA_SYNC
-  if (L.mma && p->dtype == POLYATTN_DTYPE_BF16) {
-    e = L.bucket == 64 ? launch_mma<__nv_bfloat16, 64>(p, L, stream)
-                       : launch_mma<__nv_bfloat16, 128>(p, L, stream);
-  } else if (L.mma) {
-    e = L.bucket == 64 ? launch_mma<__half, 64>(p, L, stream) : launch_mma<__half, 128>(p, L, stream);
+  if (L.mma) {
+    e = launch_mma_dtype(p, L, stream);
   } else
 #endif
   {
