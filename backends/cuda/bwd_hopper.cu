@@ -25,7 +25,9 @@
  * c ^ (r % 8): wgmma's 128-byte swizzle, which is also ampere_tile.cuh's layout for
  * D = 64, so pa_tile_load<ROWS, 64> fills one panel. Tiles written by cp.async or
  * st.shared are handed to wgmma (the async proxy) with fence.proxy.async before the
- * barrier that publishes them.
+ * barrier that publishes them. The blocks start key block by key block in groups of
+ * heads for causal problems (longest first, decision 86); dK, dV leave through shared
+ * memory as 16-byte rows at D = 128.
  *
  * deterministic = 1: no dQ here; the simple backward's dQ kernel computes it (as for
  * the Ampere backward, docs/decisions.md 43).
@@ -185,12 +187,6 @@ int pa_hbwd_stats() {
   return v;
 }
 
-/* Flag ORD: warpgroup 1 issues the tile's S^T and dP^T after warpgroup 0 has issued its
- * own (named barrier PA_HBWD_BAR_ORDER), so that the tensor cores finish warpgroup 0's
- * products first and its P/dS arithmetic overlaps warpgroup 1's products, instead of
- * both warpgroups' results landing together (not with ksplit). */
-enum { PA_HBWD_ORD = 16, PA_HBWD_BAR_ORDER = 3 };
-
 /* The order of the key blocks: block (x, y, z) takes key block y of the (kv head, batch
  * entry) pair z * gridDim.x + x, so that blocks start in groups of gridDim.x pairs, key
  * block by key block (the linear block index has x fastest); gridDim.x = 1 is the
@@ -205,26 +201,23 @@ enum { PA_HBWD_ORD = 16, PA_HBWD_BAR_ORDER = 3 };
  *   lpt    the grouped order for causal problems (else the plain order)
  *   epi    dK, dV stored through shared memory as 16-byte chunks (D = 128; else per
  *          element)
- *   ord    the ORD flag above
- * Unset or "default": lpt and epi. Else the '+'-separated names ("old": none), or
- * "default-x" for the default without x and "default+ord" with ORD. */
+ * Unset or "default": both. Else the '+'-separated names ("old": neither), or
+ * "default-x" for the default without x. Measured: bench/RESULTS.md, seventh session. */
 struct pa_hbwd_sched {
-  bool lpt, epi, ord;
+  bool lpt, epi;
 };
 
 pa_hbwd_sched pa_hbwd_sched_get() {
-  pa_hbwd_sched s = {true, true, false};
+  pa_hbwd_sched s = {true, true};
   const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_SCHED");
   if (!env || !*env) return s;
   if (!strncmp(env, "default", 7)) {
     if (strstr(env, "-lpt")) s.lpt = false;
     if (strstr(env, "-epi")) s.epi = false;
-    if (strstr(env, "+ord")) s.ord = true;
     return s;
   }
   s.lpt = strstr(env, "lpt") != nullptr;
   s.epi = strstr(env, "epi") != nullptr;
-  s.ord = strstr(env, "ord") != nullptr;
   return s;
 }
 
@@ -265,7 +258,6 @@ __global__ void __launch_bounds__(256, 1)
     QS = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_Q128,
     BULK = (VARIANT & PA_HBWD_BULK) != 0,
     STATS = (VARIANT & PA_HBWD_STATS) != 0,
-    ORD = (VARIANT & PA_HBWD_ORD) != 0 && !((VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_KSPLIT),
     DQ_STEPS = KS ? BK / 32 : BK / 16, /* k16 steps of dQ */
     DQ_PASSES = KS ? D / 64 : 1        /* 64-dim passes of dQ per warpgroup */
   };
@@ -394,7 +386,6 @@ __global__ void __launch_bounds__(256, 1)
     /* S^T = K_w Q^T and dP^T = V_w dO^T: [64 keys x 64 queries] per warpgroup, two
      * commit groups, so that P's exponentials run while dP^T is on the tensor cores. */
     float s[Q_TILES][4], dp[Q_TILES][4];
-    if (ORD && wg == 1) pa_named_sync(PA_HBWD_BAR_ORDER, NT);
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < D_STEPS; ++kk)
@@ -406,7 +397,6 @@ __global__ void __launch_bounds__(256, 1)
       pa_wgmma_ss<T, BQ>(dp, pa_hbwd_desc<16, 1024>((s_v >> 4) + kv_off(kk) / 16),
                          pa_hbwd_desc<16, 1024>((s_do >> 4) + q_off(kk) / 16), kk > 0);
     pa_wgmma_commit();
-    if (ORD && wg == 0) pa_named_arrive(PA_HBWD_BAR_ORDER, NT);
 
     /* P and dS: element (key wk + g8 + 8 (e >> 1), query 8n + 2t + (e & 1)). */
     pa_bwd_tile tl;
@@ -682,7 +672,6 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaS
   if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, stream);
   if (bulk) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, stream);
   if (pa_hbwd_stats()) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, stream);
-  if (sc.ord) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_ORD>(p, ws, sc.lpt, sc.epi, stream);
   return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, stream);
 }
 

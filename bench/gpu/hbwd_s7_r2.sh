@@ -14,7 +14,8 @@
 #   2. speed, alone: compare_torch --backward (bf16, hd 128/64, S 2048/8192/16384,
 #      causal and not, flash and cuDNN), the default then default-epi, default+ord
 #      and old in the same process
-# Logs: bench/results/2026-12-01s7-hbwd-r2/.
+# Logs: bench/results/2026-12-01s7-hbwd-r2/. As run, the three suites (each --jobs 6,
+# beside memcheck) hit their 40 s limit unfinished: run at most two suites at a time.
 gzip -d lib/*.gz 2>/dev/null
 R=$OUT; T0=$SECONDS
 export POLYATTN_TEST_BACKENDS=cuda
