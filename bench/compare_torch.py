@@ -116,7 +116,8 @@ def parse_args(argv=None):
                     help="time polyattn once per value of the environment variable VAR "
                          "(read by the backend at each call), e.g. "
                          "POLYATTN_CUDA_HOPPER_VARIANT=serial,pingpong; the first value is "
-                         "the 'polyattn' column, the others get a line each")
+                         "the 'polyattn' column, the others get a line each (with --backward: "
+                         "the backward alone, gradients checked against flash's)")
     ap.add_argument("--no-efficient", action="store_true",
                     help="skip SDPA's memory-efficient backend")
     ap.add_argument("--api", default="prepared", choices=["prepared", "func"],
@@ -889,6 +890,11 @@ def run_backward(args, lib, torch, bench, tp, out):
         rec = {"kind": "bwd", "dtype": dt, "D": D, "S": S, "B": B, "Hq": H, "Hkv": H,
                "causal": causal, "flops": fwd_flops, "deterministic": bool(args.deterministic)}
         grads = {}
+        var_name, var_values = None, [None]
+        if args.variants:  # the first value for the 'polyattn' column, the others below
+            var_name, _, vals = args.variants.partition("=")
+            var_values = [x for x in vals.split(",") if x]
+            os.environ[var_name] = var_values[0]
         for name, be in impls:
             def forward(name=name, be=be):
                 if be is None:
@@ -918,16 +924,57 @@ def run_backward(args, lib, torch, bench, tp, out):
             except Exception as e:  # noqa: BLE001
                 rec[name + "_error"] = _err_line(e)
         atol, rtol = _tols(args, torch, dtype)
-        check = "-"
-        if "polyattn" in grads and "flash" in grads:
+
+        def grads_check(gpa, prefix):
             worst, ok = 0.0, True
-            for gp, gf, gname in zip(grads["polyattn"], grads["flash"], ("dq", "dk", "dv")):
+            for gp, gf, gname in zip(gpa, grads["flash"], ("dq", "dk", "dv")):
                 # gradients are sums over S rows: scale the tolerance by their magnitude
                 scale = max(1.0, float(gf.float().abs().max()))
                 md, frac = _compare(torch, gp, gf, atol * scale, rtol)
-                rec["maxdiff_" + gname] = md
+                rec[prefix + "maxdiff_" + gname] = md
                 worst = max(worst, md)
                 ok &= frac == 0.0 and _finite(torch, gp)
+            return ok, worst
+        var_lines = []
+        for val in var_values[1:]:  # --variants: backward alone, gradients checked too
+            os.environ[var_name] = val
+            try:
+                def fwd_v():
+                    return polyattn.flash_attn_func(q, k, v, causal=causal,
+                                                    deterministic=bool(args.deterministic))
+                gv = torch.autograd.grad(fwd_v(), (q, k, v), do)
+                bench.sync()
+                o_keep = fwd_v()
+
+                def bwd_v(o_keep=o_keep):
+                    return torch.autograd.grad(o_keep, (q, k, v), do, retain_graph=True)
+                ms_v, n_v = bench.time_ms(bwd_v)
+                del o_keep
+                t = 2.5 * fwd_flops / (ms_v * 1e-3) / 1e12
+                vrec = {"bwd_ms": ms_v, "bwd_tflops": t, "runs": n_v}
+                vchk = "-"
+                if "flash" in grads:
+                    vok, vworst = grads_check(gv, "var:%s:" % val)
+                    vrec["check"] = "ok" if vok else "fail"
+                    vchk = "%s (max %.2e)" % (vrec["check"], vworst)
+                    if not vok:
+                        rec["check_variant_failed"] = True
+                rec.setdefault("variants", {})[val] = vrec
+                var_lines.append("     %s=%s: bwd %8.3f ms %6.1f TF/s  x flash %s  x cudnn %s | %s" % (
+                    var_name, val, ms_v, t,
+                    "%.2f" % (rec["flash_bwd_ms"] / ms_v) if "flash_bwd_ms" in rec else "-",
+                    "%.2f" % (rec["cudnn_bwd_ms"] / ms_v) if "cudnn_bwd_ms" in rec else "-",
+                    vchk))
+                del gv
+            except Exception as e:  # noqa: BLE001
+                var_lines.append("     %s=%s: error %s" % (var_name, val, _err_line(e)))
+        if var_name:
+            os.environ[var_name] = var_values[0]
+            rec["variant_" + var_name] = var_values[0]
+            var_lines.append("     (first line: %s=%s)" % (var_name, var_values[0]))
+        check = "-"
+        if "polyattn" in grads and "flash" in grads:
+            ok, worst = grads_check(grads["polyattn"], "")
             rec["check"] = "ok" if ok else "fail"
             check = "%s (max %.2e)" % (rec["check"], worst)
         for n in ("flash", "cudnn"):
@@ -945,6 +992,8 @@ def run_backward(args, lib, torch, bench, tp, out):
         print("%-4s %3d %5d %3d %3d %1d | %s | %s | %s | %s %s | %s" % (
             dt, D, S, B, H, int(causal), cell("polyattn"), cell("flash"), cell("cudnn"),
             sp("flash"), sp("cudnn"), check), flush=True)
+        for line in var_lines:
+            print(line, flush=True)
         for n, _ in impls:
             if n + "_error" in rec:
                 print("     %s: %s" % (n, rec[n + "_error"]), flush=True)
@@ -956,7 +1005,7 @@ def run_backward(args, lib, torch, bench, tp, out):
         torch.cuda.empty_cache()
     print()
     _print_speedups(rows, dtypes, "bwd_speedup_vs_flash", "backward speed-up")
-    nfail = sum(1 for r in rows if r.get("check") == "fail")
+    nfail = sum(1 for r in rows if r.get("check") == "fail" or r.get("check_variant_failed"))
     nerr = sum(1 for r in rows if "polyattn_error" in r)
     print("gradients: %d configs, %d failed, %d polyattn errors" % (len(rows), nfail, nerr))
     return 0 if nfail == 0 and nerr == 0 else 1

@@ -25,7 +25,9 @@
  * c ^ (r % 8): wgmma's 128-byte swizzle, which is also ampere_tile.cuh's layout for
  * D = 64, so pa_tile_load<ROWS, 64> fills one panel. Tiles written by cp.async or
  * st.shared are handed to wgmma (the async proxy) with fence.proxy.async before the
- * barrier that publishes them.
+ * barrier that publishes them. The blocks start key block by key block in groups of
+ * heads for causal problems (longest first, decision 86); dK, dV leave through shared
+ * memory as 16-byte rows at D = 128.
  *
  * deterministic = 1: no dQ here; the simple backward's dQ kernel computes it (as for
  * the Ampere backward, docs/decisions.md 43).
@@ -185,6 +187,40 @@ int pa_hbwd_stats() {
   return v;
 }
 
+/* The order of the key blocks: block (x, y, z) takes key block y of the (kv head, batch
+ * entry) pair z * gridDim.x + x, so that blocks start in groups of gridDim.x pairs, key
+ * block by key block (the linear block index has x fastest); gridDim.x = 1 is the
+ * plain order (key blocks fastest, then pairs). Causal problems (lpt): the first key
+ * blocks meet the most query tiles, so the grouped order starts the longest blocks
+ * first and ends the grid on short ones; the group is as many pairs as have their Q, dO
+ * and dQ rows (8 * Sq * D bytes per query head) fit in PA_HBWD_LPT_L2 bytes (of the
+ * H200's 50 MiB L2), so that the blocks running at once share few heads. */
+#define PA_HBWD_LPT_L2 ((int64_t)16 << 20)
+
+/* The schedule of a call (POLYATTN_CUDA_HOPPER_BWD_SCHED, read at each call):
+ *   lpt    the grouped order for causal problems (else the plain order)
+ *   epi    dK, dV stored through shared memory as 16-byte chunks (D = 128; else per
+ *          element)
+ * Unset or "default": both. Else the '+'-separated names ("old": neither), or
+ * "default-x" for the default without x. Measured: bench/RESULTS.md, seventh session. */
+struct pa_hbwd_sched {
+  bool lpt, epi;
+};
+
+pa_hbwd_sched pa_hbwd_sched_get() {
+  pa_hbwd_sched s = {true, true};
+  const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_SCHED");
+  if (!env || !*env) return s;
+  if (!strncmp(env, "default", 7)) {
+    if (strstr(env, "-lpt")) s.lpt = false;
+    if (strstr(env, "-epi")) s.epi = false;
+    return s;
+  }
+  s.lpt = strstr(env, "lpt") != nullptr;
+  s.epi = strstr(env, "epi") != nullptr;
+  return s;
+}
+
 int pa_hbwd_variant(int D) {
   static const int v = [] {
     const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_VARIANT");
@@ -204,7 +240,7 @@ struct pa_hbwd_bq {
 
 template <typename T, int D, int VARIANT>
 __global__ void __launch_bounds__(256, 1)
-    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws, int pairs, bool staged) {
 #if PA_HOPPER_ARCH_OK
   typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   enum {
@@ -235,7 +271,11 @@ __global__ void __launch_bounds__(256, 1)
   unsigned char *const ds_ptr = stage0_ptr + 2 * cfg::stage_bytes;
 
   pa_bwd_block c;
-  if (!pa_bwd_block_init<BQ>(c, p, blockIdx.z, blockIdx.y, blockIdx.x * BK)) return;
+  {
+    const int pair = blockIdx.z * gridDim.x + blockIdx.x; /* (kv head, batch entry) */
+    if (pair >= pairs) return; /* the last group's padding */
+    if (!pa_bwd_block_init<BQ>(c, p, pair / p.heads_kv, pair % p.heads_kv, blockIdx.y * BK)) return;
+  }
   const int X = c.G * c.n_qt;
   const int tid = threadIdx.x, warp = (tid % 128) / 32, lane = tid % 32;
   /* The warpgroup, through a shuffle so that the compiler knows it is warp-uniform (the
@@ -533,22 +573,56 @@ __global__ void __launch_bounds__(256, 1)
   pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
   if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
 
-  /* dK, dV of the warp's 16 keys, once, in the dtype. */
+  /* dK, dV of the block, once, in the dtype. Staged (D = 128; the views' rows 16-byte
+   * aligned, head dims multiples of 8): each thread's fragments into shared memory (K,
+   * V and the stages, free once both warpgroups are past their last product) as rows
+   * padded by 16 bytes (the fragment stores hit 32 banks and take immediate offsets),
+   * then 16-byte chunks out, a row's chunks on consecutive threads; else per element
+   * from the fragments. At D = 64 the staged path raised ptxas's spills (176 to 188
+   * bytes per thread; bench/results/2026-12-01s7-hbwd-ptxas). */
   T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
+  if (D == 128 && staged) {
+    enum { RS = D * 2 + 16, CH = D / 8 }; /* padded row bytes; 16-byte chunks per row */
+    static_assert(2 * BK * RS <= 2 * cfg::kv_bytes + 2 * cfg::stage_bytes, "dK, dV fit");
+    __syncthreads();
+    unsigned char *const rk = base + (wk + g8) * RS + 4 * t, *const rv = rk + BK * RS;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const int j = c.j0 + wk + g8 + 8 * r;
-    if (j >= c.rows_k) continue;
-    const int64_t ka = pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk);
-    const int64_t va = pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk);
+    for (int r = 0; r < 2; ++r)
 #pragma unroll
-    for (int n = 0; n < D_TILES; ++n)
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int col = 8 * n + 2 * t + e;
-        if (col < p.head_dim) dk_g[ka + col] = (T)dk[n][2 * r + e];
-        if (col < p.head_dim_v) dv_g[va + col] = (T)dv[n][2 * r + e];
+      for (int n = 0; n < D_TILES; ++n) {
+        *(uint32_t *)(rk + 8 * r * RS + 16 * n) = pa_pack2<T>(dk[n][2 * r], dk[n][2 * r + 1]);
+        *(uint32_t *)(rv + 8 * r * RS + 16 * n) = pa_pack2<T>(dv[n][2 * r], dv[n][2 * r + 1]);
       }
+    __syncthreads();
+    const int ch = tid % CH;
+#pragma unroll 1
+    for (int it = 0; it < BK * CH / NT; ++it) {
+      const int row = it * (NT / CH) + tid / CH, j = c.j0 + row;
+      if (j >= c.rows_k) break; /* rows grow with it */
+      const unsigned char *src = base + row * RS + 16 * ch;
+      if (8 * ch < p.head_dim)
+        *(uint4 *)(dk_g + pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
+            *(const uint4 *)src;
+      if (8 * ch < p.head_dim_v)
+        *(uint4 *)(dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
+            *(const uint4 *)(src + BK * RS);
+    }
+  } else {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int j = c.j0 + wk + g8 + 8 * r;
+      if (j >= c.rows_k) continue;
+      const int64_t ka = pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk);
+      const int64_t va = pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk);
+#pragma unroll
+      for (int n = 0; n < D_TILES; ++n)
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const int col = 8 * n + 2 * t + e;
+          if (col < p.head_dim) dk_g[ka + col] = (T)dk[n][2 * r + e];
+          if (col < p.head_dim_v) dv_g[va + col] = (T)dv[n][2 * r + e];
+        }
+    }
   }
 #else
   __trap(); /* never launched: pa_cuda_hopper_backward_supports() requires the sm_90a build */
@@ -556,16 +630,36 @@ __global__ void __launch_bounds__(256, 1)
 }
 
 template <typename T, int D, int VARIANT>
-cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, bool lpt, bool epi,
+                                   cudaStream_t stream) {
   typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   const void *fn = (const void *)pa_hopper_bwd_kernel<T, D, VARIANT>;
   /* Not a stream operation: allowed while the stream is being captured. */
   cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                        cfg::smem_bytes);
   if (e != cudaSuccess) return e;
-  const dim3 grid((unsigned)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k),
-                  (unsigned)p->heads_kv, (unsigned)p->batch);
-  pa_hopper_bwd_kernel<T, D, VARIANT><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws);
+  const int64_t nkb = (p->seqlen_k + cfg::block_k - 1) / cfg::block_k;
+  const int64_t pairs = (int64_t)p->heads_kv * p->batch;
+  int64_t group = 1;
+  if (lpt && p->causal) {
+    /* Pairs whose Q, dO (2 x 2 bytes) and dQ accumulator (4 bytes) rows, 8 * Sq * D bytes
+     * per query head, fit PA_HBWD_LPT_L2 together. */
+    const int64_t pair_bytes = (int64_t)8 * p->seqlen_q * D * (p->heads_q / p->heads_kv);
+    group = pair_bytes > 0 ? PA_HBWD_LPT_L2 / pair_bytes : 1;
+  }
+  /* POLYATTN_CUDA_HOPPER_BWD_GROUP=n (tests): groups of n pairs for every problem, so
+   * that partial groups and non-causal problems take the grouped order too. */
+  const char *genv = getenv("POLYATTN_CUDA_HOPPER_BWD_GROUP");
+  if (genv && atoi(genv) > 0) group = atoi(genv);
+  if (group > pairs) group = pairs;
+  if (group < (pairs + 65534) / 65535) group = (pairs + 65534) / 65535; /* gridDim.z */
+  if (group < 1) group = 1;
+  const dim3 grid((unsigned)group, (unsigned)nkb, (unsigned)((pairs + group - 1) / group));
+  const pa_named_view out[] = {{&p->dk, "dk"}, {&p->dv, "dv"}};
+  const bool staged = epi && p->head_dim % 8 == 0 && p->head_dim_v % 8 == 0 &&
+                      !pa_first_misaligned_row(out);
+  pa_hopper_bwd_kernel<T, D, VARIANT>
+      <<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws, (int)pairs, staged);
   return cudaGetLastError();
 }
 
@@ -573,19 +667,12 @@ template <typename T, int D>
 cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   const int v = pa_hbwd_variant(D);
   const bool bulk = pa_hbwd_bulk();
-  if constexpr (D == 128) {
-    if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
-    if (bulk) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT | PA_HBWD_BULK>(p, ws, stream);
-    if (pa_hbwd_stats())
-      return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT | PA_HBWD_STATS>(p, ws, stream);
-    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_NSPLIT>(p, ws, stream);
-  } else {
-    if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, stream);
-    if (bulk) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128 | PA_HBWD_BULK>(p, ws, stream);
-    if (pa_hbwd_stats())
-      return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128 | PA_HBWD_STATS>(p, ws, stream);
-    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_Q128>(p, ws, stream);
-  }
+  const pa_hbwd_sched sc = pa_hbwd_sched_get();
+  enum { MAIN = D == 128 ? PA_HBWD_NSPLIT : PA_HBWD_Q128 };
+  if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, stream);
+  if (bulk) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, stream);
+  if (pa_hbwd_stats()) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, stream);
+  return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, stream);
 }
 
 const char *pa_hopper_bwd_misaligned(const pa_problem *p) {
@@ -615,6 +702,9 @@ int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (!bucket)
     PA_NO("the Hopper backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
           (int)p->head_dim, (int)p->head_dim_v);
+  if ((p->seqlen_k + 127) / 128 > 65535 || (int64_t)p->heads_kv * p->batch > INT_MAX)
+    PA_NO("the Hopper backward's grid takes at most 65535 blocks of 128 keys and 2^31 - 1 "
+          "(kv head, batch entry) pairs");
   if (const char *name = pa_hopper_bwd_misaligned(p))
     PA_NO("the Hopper backward needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
