@@ -15,7 +15,8 @@ SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 
 st fwd-default 60 test_forward --jobs 16
 st fwd-hopper 45 env POLYATTN_CUDA_KERNEL=hopper test_forward --filter 'forward/sweep' --jobs 16
 st test-cuda 25 test_cuda --jobs 8
-st bwd-default 30 test_backward --jobs 12
+st bwd-default 40 test_backward --jobs 12
+st bwd-hopper 40 env POLYATTN_CUDA_BACKWARD_KERNEL=hopper test_backward --filter 'backward/sweep' --jobs 12
 st memcheck-fwd 40 env POLYATTN_CUDA_HOPPER_BLOCKS=3 POLYATTN_TEST_CASES=d128_s128_b2,s1000,causal_sq17_sk256,decode_s1,d64_s64_h4 $SAN --tool memcheck --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs 4
 timeout 45 python3 bench/compare_torch.py --dtypes bf16 --dims 128,64 --seqlens 512,2048,8192,16384 --no-efficient --json "$R/torch-fwd.jsonl" > "$R/torch-fwd.txt" 2>&1; echo "== torch-fwd rc=$?"; tab torch-fwd
 timeout 20 python3 bench/compare_torch.py --dtypes bf16 --dims 256 --seqlens 512,8192 --no-efficient --json "$R/torch-fwd256.jsonl" > "$R/torch-fwd256.txt" 2>&1; echo "== torch-fwd256 rc=$?"; tab torch-fwd256
