@@ -791,9 +791,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   X("pingpong-rel-k64", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K64, 0)               \
   X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
   X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)                \
-  X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 1)              \
-  X("serial-s3-rel-wg3-p",                                                               \
-    PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_PERSIST, 0)
+  X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured

@@ -8,6 +8,10 @@
 #      Alone with --jobs 16 the whole unfiltered sweep took 32 s (R1); run next to
 #      other sweeps it did not finish in 60 s (R2), so it is filtered here.
 #   2. the pingpong schedule on the cases its R2 sweep did not reach
+#   2b. the persistent variant (pingpong-rel-p, decision 89) on the same cases with its
+#      grid capped at 7 blocks (POLYATTN_CUDA_HOPPER_BLOCKS), so that every block walks
+#      many query tiles and causal pairs: the test problems alone are too small to give
+#      a block more than one tile
 #   3. test_cuda: graph capture and 100 runs bit-identical, bf16 hd128 (the default
 #      choice, i.e. the Hopper kernel on cc 9.0)
 #   4. one benchmark line: bf16 hd128 S=8192, default choice
@@ -29,6 +33,9 @@ step sweep-hopper 40 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=hopper
 step sweep-pingpong-rest 15 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=hopper \
   POLYATTN_CUDA_HOPPER_VARIANT=pingpong POLYATTN_TEST_CASES=bhsd,no_lse,packed_varlen,strided_block_alibi,packed_qkv_causal \
   test_forward --jobs 8
+step sweep-persistent 45 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=hopper \
+  POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p POLYATTN_CUDA_HOPPER_BLOCKS=7 \
+  "POLYATTN_TEST_CASES=$CASES" test_forward --jobs 16
 step test-cuda-graph 12 test_cuda --filter 'cuda/graph_capture_bf16'
 step test-cuda-repeat 15 test_cuda --filter 'cuda/repeat_100_bf16'
 step bench 10 polyattn bench --backend cuda --dims 128 --seqs 8192 --causal off --repeat 20
