@@ -5,10 +5,11 @@
  *
  * For kernel tiles of BQ query rows x BK keys, split into row groups of WR rows
  * (a warp's rows; at most 8 groups), query tile qt of (b, h) owns a slot of
- * pa_block_list_stride() int32 values: slot[0] = the count c, slot[1..c] the kept
- * tiles in increasing order, and slot[c + 1] = a terminator past the rows' last
- * tile (n_hi, no bits). An entry is n << 16 | partial << 8 | skip, with bit g of
- * `skip` / `partial` for row group g:
+ * pa_block_list_stride() int32 values: slot[0] = the count c (| PA_BLOCK_LIST_FULL
+ * when every tile of the rows' range is listed with no skip or partial bit: a kernel
+ * may then walk the tiles as dense), slot[1..c] the kept tiles in increasing order,
+ * and slot[c + 1] = a terminator past the rows' last tile (n_hi, no bits). An entry
+ * is n << 16 | partial << 8 | skip, with bit g of `skip` / `partial` for row group g:
  *   skip     every (row, key) pair of the group's footprint (its rows x the tile's
  *            keys within the tile rows' mask range) falls in a 0 mask block: the
  *            group's warp computes nothing for this tile;
@@ -50,19 +51,16 @@ __device__ __forceinline__ int64_t pa_block_list_slot(const pa_problem &p, int b
 }
 
 /* One warp per query tile: each lane tests one key tile of the rows' range per
- * round; a ballot compacts the kept ones in order. Grid: (ceil(qtiles / WARPS),
- * heads_q, batch), 32 * WARPS threads. */
+ * round; a ballot compacts the kept ones in order. */
 enum { PA_BLOCK_LIST_N_SHIFT = 16, PA_BLOCK_LIST_PARTIAL_SHIFT = 8 };
+enum { PA_BLOCK_LIST_FULL = 1 << 30, PA_BLOCK_LIST_COUNT = PA_BLOCK_LIST_FULL - 1 };
 
 template <int BQ, int BK, int WR>
-__global__ void __launch_bounds__(32 * PA_BLOCK_LIST_WARPS)
-    pa_block_list_kernel(const __grid_constant__ pa_problem p, int32_t *list) {
-  const int lane = threadIdx.x % 32;
-  const int qt = blockIdx.x * PA_BLOCK_LIST_WARPS + threadIdx.x / 32;
-  if (qt >= pa_block_list_qtiles(&p, BQ)) return;
-  int32_t *out = list + pa_block_list_slot(p, blockIdx.z, blockIdx.y, qt, BQ, BK);
+__device__ __forceinline__ void pa_block_list_tile(const pa_problem &p, int32_t *list, int b,
+                                                   int h, int qt, int lane) {
+  int32_t *out = list + pa_block_list_slot(p, b, h, qt, BQ, BK);
   pa_block_ctx c;
-  if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, qt * BQ, BQ)) {
+  if (!pa_block_ctx_init(c, p, b, h, qt * BQ, BQ)) {
     if (lane == 0) out[0] = out[1] = 0; /* past the entry's end: the kernel returns first */
     return;
   }
@@ -70,6 +68,7 @@ __global__ void __launch_bounds__(32 * PA_BLOCK_LIST_WARPS)
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
   static_assert(BQ % WR == 0 && BQ / WR <= 8, "at most 8 row groups of WR rows");
   int count = 0;
+  bool clean = true; /* no listed tile has a skip or partial bit */
   for (int n0 = n_lo; n0 < n_hi; n0 += 32) {
     const int n = n0 + lane;
     int skip = (1 << (BQ / WR)) - 1, partial = 0;
@@ -96,20 +95,34 @@ __global__ void __launch_bounds__(32 * PA_BLOCK_LIST_WARPS)
       out[1 + count + __popc(kept & ((1u << lane) - 1u))] =
           n << PA_BLOCK_LIST_N_SHIFT | partial << PA_BLOCK_LIST_PARTIAL_SHIFT | skip;
     count += __popc(kept);
+    clean = clean && !__any_sync(0xffffffffu, listed && (skip | partial) != 0);
   }
   if (lane == 0) {
-    out[0] = count;
+    out[0] = count | (clean && count == n_hi - n_lo ? (int)PA_BLOCK_LIST_FULL : 0);
     out[1 + count] = n_hi << PA_BLOCK_LIST_N_SHIFT;
   }
 }
 
+/* Grid: (ceil(qtiles / WARPS), heads_q, batch), 32 * WARPS threads. `counter`, if
+ * given, is set to 0 (the persistent Hopper kernel's next tile, which runs after the
+ * builder). */
+template <int BQ, int BK, int WR>
+__global__ void __launch_bounds__(32 * PA_BLOCK_LIST_WARPS)
+    pa_block_list_kernel(const __grid_constant__ pa_problem p, int32_t *list, int32_t *counter) {
+  if (counter && blockIdx.x + blockIdx.y + blockIdx.z + threadIdx.x == 0) *counter = 0;
+  const int qt = blockIdx.x * PA_BLOCK_LIST_WARPS + threadIdx.x / 32;
+  if (qt < pa_block_list_qtiles(&p, BQ))
+    pa_block_list_tile<BQ, BK, WR>(p, list, blockIdx.z, blockIdx.y, qt, threadIdx.x % 32);
+}
+
 template <int BQ, int BK, int WR>
 static inline cudaError_t pa_block_list_build(const pa_problem *p, int32_t *list,
-                                              cudaStream_t stream) {
+                                              cudaStream_t stream, int32_t *counter = nullptr) {
   const dim3 grid((unsigned)((pa_block_list_qtiles(p, BQ) + PA_BLOCK_LIST_WARPS - 1) /
                              PA_BLOCK_LIST_WARPS),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_block_list_kernel<BQ, BK, WR><<<grid, 32 * PA_BLOCK_LIST_WARPS, 0, stream>>>(*p, list);
+  pa_block_list_kernel<BQ, BK, WR><<<grid, 32 * PA_BLOCK_LIST_WARPS, 0, stream>>>(*p, list,
+                                                                                  counter);
   return cudaGetLastError();
 }
 
@@ -130,7 +143,7 @@ __device__ __forceinline__ const int32_t *pa_block_walk_slot(const int32_t *list
 /* Copy the list head to shared memory (all threads); returns the first entry. */
 template <int NT>
 __device__ __forceinline__ int pa_block_walk_start(int32_t *list_s, const int32_t *slot, int tid) {
-  const int count = slot[0];
+  const int count = slot[0] & PA_BLOCK_LIST_COUNT;
   const int copy = min(count + 1, (int)PA_BLOCK_LIST_SMEM);
   for (int x = tid; x < copy; x += NT) list_s[x] = slot[1 + x];
   return slot[1];

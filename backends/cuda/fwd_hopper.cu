@@ -94,7 +94,8 @@ struct pa_hopper_cfg {
    * list's head, 1152 bytes, which ptxas rounds up to 2048 (the dynamic array's
    * 1024-byte alignment). hd256 on 80-key tiles fills the 227 KiB exactly. */
   static constexpr int static_smem_bytes = 2048;
-  static_assert(8 * 16 + PA_BLOCK_LIST_SMEM_BYTES <= static_smem_bytes, "static shared memory");
+  static_assert(8 * 16 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
+                "static shared memory: mbarriers, the list's head, the persistent hand-off");
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(kv_panel % 1024 == 0, "each K/V panel starts on the swizzle's period");
   static_assert(smem_bytes + static_smem_bytes <= 227 * 1024,
@@ -184,6 +185,10 @@ struct pa_hopper_args {
   const int32_t *block_list; /* BLOCK: the key-tile list (block_list.cuh); NULL when dense */
   const int32_t *dense_gate; /* AUTO_BLOCK's dense fallback: run only if *dense_gate != 0 */
   int pair;                  /* PERSIST: query tiles taken in pairs (pa_hopper_tile_at) */
+  /* PERSIST under BLOCK: the next query tile to take, a counter in the workspace that
+   * the list builder zeroes (the tiles' key counts vary with the mask, so the blocks
+   * take them as they finish, in the grid's order, instead of a fixed sequence) */
+  int32_t *next_tile;
 };
 
 /* PERSIST: the k-th query tile of block `blk` in a grid of `nblk` blocks, as (batch
@@ -288,32 +293,39 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   const uint32_t b_qempty = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_EMPTY]);
 
   /* The block's query tiles: one per block, query blocks last-first (under a causal
-   * mask the later rows keep the most keys), or PERSIST's sequence. */
+   * mask the later rows keep the most keys), or PERSIST's: the producer takes each
+   * (pa_hopper_tile_at's fixed sequence, or the next from a.next_tile) and hands it
+   * to the consumers through `handoff` with Q's barrier. */
+  __shared__ int32_t handoff[4]; /* PERSIST: the tile's batch entry, head, first row; valid */
   pa_block_ctx c;
   int n_lo = 0, n_hi = 0;
-  auto tile = [&](int k) -> int { /* 1: c is tile k, 0: skip it, -1: no tile k */
-    int b = blockIdx.z, h = blockIdx.y, i0 = (gridDim.x - 1 - blockIdx.x) * BQ;
-    if (PERSIST ? !pa_hopper_tile_at(p, BQ, a.pair, k, blockIdx.x, gridDim.x, &b, &h, &i0) : k > 0)
-      return -1;
-    if (!pa_block_ctx_init(c, p, b, h, i0, BQ)) return 0; /* past the end */
+  const bool use_block_mask = a.block_list != nullptr;
+  const int32_t *slot = nullptr; /* BLOCK: the tile's list */
+  bool listed = false;           /* BLOCK: walk the list (else the tile is full: dense) */
+  auto take = [&](int b, int h, int i0) -> bool { /* false: past the end, skip it */
+    if (!pa_block_ctx_init(c, p, b, h, i0, BQ)) return false;
     n_lo = (int)(c.klo / BK);
     n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
-    return 1;
+    if (use_block_mask) {
+      slot = pa_block_walk_slot(a.block_list, p, c, BQ, BK);
+      listed = !(__ldg(slot) & PA_BLOCK_LIST_FULL);
+    }
+    return true;
   };
-  if (!PERSIST && tile(0) == 0) return;
-  const bool use_block_mask = !PERSIST && a.block_list != nullptr; /* never with PERSIST */
+  if (!PERSIST && !take(blockIdx.z, blockIdx.y, (gridDim.x - 1 - blockIdx.x) * BQ)) return;
   const int tid = threadIdx.x;
-  const int32_t *slot =
-      use_block_mask ? pa_block_walk_slot(a.block_list, p, c, BQ, BK) : nullptr;
-  if (use_block_mask) pa_block_walk_start<cfg::threads>(list_s, slot, tid); /* before the barrier */
+  /* the grid's list head is copied to shared memory, before the barrier; PERSIST reads
+   * each tile's list from global memory (written by the builder kernel before) */
+  if (!PERSIST && listed) pa_block_walk_start<cfg::threads>(list_s, slot, tid);
   /* The visit-th key tile (n_hi past the last), and whether consumer group g must mask
-   * it per element: dense, tiles n_lo.. in order; BLOCK, the list's entries. */
+   * it per element: dense or a full tile (PA_BLOCK_LIST_FULL), tiles n_lo.. in order;
+   * BLOCK, the list's entries. */
   auto walk = [&](int visit, int g, bool *partial) -> int {
-    if (!use_block_mask) {
+    if (!listed) {
       *partial = false;
       return n_lo + visit < n_hi ? n_lo + visit : n_hi;
     }
-    const int e = pa_block_walk_at(list_s, slot, visit);
+    const int e = PERSIST ? __ldg(slot + 1 + visit) : pa_block_walk_at(list_s, slot, visit);
     *partial = pa_block_entry_partial(e, g) || pa_block_entry_skip(e, g);
     return pa_block_entry_tile(e);
   };
@@ -343,16 +355,31 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_setmaxnreg_dec<PRODUCER_REGS>();
     if (tid == 0) {
       int stage = 0, phase = 0; /* the ring's, across the block's tiles */
-      for (int k = 0, q_phase = 0;; ++k) {
-        const int got = PERSIST ? tile(k) : k == 0 ? 1 : -1;
-        if (got < 0) break;
-        if (got == 0) continue;
-        const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
-        /* PERSIST: the previous tile's consumers are done with Q (a fresh barrier
-         * counts as released) */
-        if (PERSIST) pa_mbar_wait(b_qempty, q_phase ^ 1);
+      const bool dynamic = PERSIST && a.next_tile != nullptr;
+      const int units = (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch;
+      int unit = dynamic ? atomicAdd(a.next_tile, 1) : 0; /* fetched a tile ahead */
+      int q_phase = 0;
+      for (int k = 0;; ++k) {
+        if (PERSIST) {
+          int b, h, i0;
+          if (dynamic ? unit >= units
+                      : !pa_hopper_tile_at(p, BQ, a.pair, k, blockIdx.x, gridDim.x, &b, &h, &i0))
+            break;
+          if (dynamic) {
+            pa_hopper_tile_at(p, BQ, 0, 0, unit, 1, &b, &h, &i0);
+            unit = atomicAdd(a.next_tile, 1);
+          }
+          if (!take(b, h, i0)) continue;
+          /* the previous tile's consumers are done with Q and have read `handoff`
+           * (a fresh barrier counts as released) */
+          pa_mbar_wait(b_qempty, q_phase ^ 1);
+          handoff[0] = b, handoff[1] = h, handoff[2] = i0, handoff[3] = 1;
+        } else if (k > 0) {
+          break;
+        }
         q_phase ^= 1;
-        pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
+        const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
+        pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes); /* releases `handoff` too */
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
           pa_tma_load_4d(s_q + x * cfg::q_panel, &a.tq, b_q, 64 * x, (int)c.seq.q_start + c.i0,
@@ -390,6 +417,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           if (++stage == STAGES) stage = 0, phase ^= 1;
         }
       }
+      if (PERSIST) { /* no more tiles: an arrive without Q */
+        pa_mbar_wait(b_qempty, q_phase ^ 1);
+        handoff[3] = 0;
+        pa_mbar_arrive(b_q);
+      }
     }
     if (MCAST) { /* stay until the peer is done with this block's barriers and copies */
       __syncwarp();
@@ -418,26 +450,38 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * the descriptors on the uniform datapath: PERSIST's stage, carried across the tile
    * loop, otherwise cost a vector add, mask, shift, OR and R2UR per wgmma (SASS, R5:
    * 13% more instructions than the default kernel at hd128 S8192). */
+  /* The descriptors' bases, built once: Q's rows of this warpgroup, stage 0's K and V
+   * (stage s is 2 s kv_bytes further); each wgmma's is an add (pa_wgmma_desc_at). */
+  uint64_t q_desc = pa_wgmma_desc(s_q_wg, 16, 1024);
+  uint64_t k_desc = pa_wgmma_desc(s_kv, 16, 1024);
+  uint64_t v_desc = pa_wgmma_desc(s_kv + cfg::kv_bytes, cfg::kv_panel, 1024);
+  /* opaque: else ptxas re-derives them from the addresses at each wgmma (SASS, eighth
+   * session: 98 -> 51 non-FMUL instructions from the first QK^T wgmma to the last P.V
+   * one of an iteration in the default hd128 kernel, 148 -> 87 in the persistent one);
+   * not at hd256, whose O accumulator leaves no registers to hold them (96 bytes spilled) */
+  if (D != 256) asm volatile("" : "+l"(q_desc), "+l"(k_desc), "+l"(v_desc));
   auto issue_qk = [&](float (&sacc)[S_TILES][4], int stage) { /* S = Q . K^T, committed */
-    const uint32_t s_k = s_kv + __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes;
+    const uint64_t da0 = q_desc;
+    const uint64_t db0 =
+        pa_wgmma_desc_at(k_desc, __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes);
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; ++kk) {
       const uint32_t off = (kk % 4) * 32; /* k16 step within the 128-byte row */
-      const uint64_t da = pa_wgmma_desc(s_q_wg + (kk / 4) * cfg::q_panel + off, 16, 1024);
-      const uint64_t db = pa_wgmma_desc(s_k + (kk / 4) * cfg::kv_panel + off, 16, 1024);
+      const uint64_t da = pa_wgmma_desc_at(da0, (kk / 4) * cfg::q_panel + off);
+      const uint64_t db = pa_wgmma_desc_at(db0, (kk / 4) * cfg::kv_panel + off);
       pa_wgmma_ss<T, BK>(sacc, da, db, kk > 0);
     }
     pa_wgmma_commit();
   };
   auto issue_pv = [&](const uint32_t (&pf)[PV_STEPS][4], int stage) { /* O += P . V, committed */
-    const uint32_t s_v =
-        s_kv + __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes + cfg::kv_bytes;
+    const uint64_t db0 =
+        pa_wgmma_desc_at(v_desc, __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes);
     pa_wgmma_fence_regs(o);
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < PV_STEPS; ++kk) {
-      const uint64_t db = pa_wgmma_desc(s_v + kk * 16 * 128, cfg::kv_panel, 1024);
+      const uint64_t db = pa_wgmma_desc_at(db0, kk * 16 * 128);
       pa_wgmma_rs_tb<T, D>(o, pf[kk], db, 1);
     }
     pa_wgmma_commit();
@@ -513,15 +557,17 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * 0 closes with a sync that takes consumer 1's last arrive (below) */
   if (PIPE && PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
   for (int k = 0, q_phase = 0;; ++k) {
-    const int got = PERSIST ? tile(k) : k == 0 ? 1 : -1;
-    if (got < 0) break;
-    if (got == 0) continue;
+    if (!PERSIST && k > 0) break;
+    pa_mbar_wait(b_q, q_phase);
+    q_phase ^= 1;
+    if (PERSIST) { /* the producer's tile, or none left */
+      if (!handoff[3]) break;
+      take(handoff[0], handoff[1], handoff[2]);
+    }
     slope = pa_problem_alibi_slope(&p, c.b, c.h);
 #pragma unroll
     for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
     sm[0] = sm[1] = pa_softmax_start();
-    pa_mbar_wait(b_q, q_phase);
-    q_phase ^= 1;
     bool partial = false;
     int visit = 0, n = walk(0, cw, &partial);
     if (!PIPE) {
@@ -696,6 +742,11 @@ bool pa_hopper_uses_block_list(const pa_problem *p) {
  * tiles need fewer entries). */
 int pa_hopper_list_min_bk(int head_dim) { return head_dim == 256 ? 64 : PA_CUDA_HOPPER_TILE; }
 
+/* The list's int32 values, whichever variant runs; a tile counter follows them. */
+size_t pa_hopper_list_ints(const pa_problem *p) {
+  return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, pa_hopper_list_min_bk(p->head_dim)) / 4;
+}
+
 template <typename T, int D, int V>
 cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
                              const int32_t *dense_gate, cudaStream_t stream) {
@@ -714,8 +765,11 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
       return cudaErrorInvalidValue;
     if (!workspace) return cudaErrorInvalidValue; /* the plan asked for the list's bytes */
     int32_t *list = static_cast<int32_t *>(workspace);
+    /* the persistent kernel's tile counter follows the list (pa_cuda_hopper_workspace) */
+    if (V & PA_HV_PERSIST) args.next_tile = list + pa_hopper_list_ints(p);
     const cudaError_t le = pa_block_list_build<PA_CUDA_HOPPER_TILE, cfg::block_k,
-                                               PA_HOPPER_LIST_ROWS>(p, list, stream);
+                                               PA_HOPPER_LIST_ROWS>(p, list, stream,
+                                                                    args.next_tile);
     if (le != cudaSuccess) return le;
     args.block_list = list;
   }
@@ -736,7 +790,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
      * where the tiles' key counts differ, if there are enough to fill the grid */
     const int64_t heads = (int64_t)p->heads_q * p->batch;
     const bool uneven = p->causal || p->window_left >= 0 || p->window_right >= 0;
-    args.pair = uneven && (tiles_q + 1) / 2 * heads >= sm_count;
+    /* pairs only in the fixed sequence: next_tile hands out single tiles */
+    args.pair = uneven && !args.next_tile && (tiles_q + 1) / 2 * heads >= sm_count;
     if (const char *env = getenv("POLYATTN_CUDA_HOPPER_PAIR")) /* tuning: 0 = never */
       if (!strcmp(env, "0")) args.pair = 0;
     const int64_t units = (args.pair ? (tiles_q + 1) / 2 : tiles_q) * heads;
@@ -810,11 +865,21 @@ enum {
  * where a query tile has few key tiles (Sk <= 1024, causal Sk <= 8192 at hd128 and
  * <= 2048 at hd64), the grid of one block per tile elsewhere (decision 89; seventh
  * session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37% at
- * hd64; non-causal S >= 8192 3-4% slower persistent). Block masks keep the grid. */
+ * hd64; non-causal S >= 8192 3-4% slower persistent). Under a block mask with a list
+ * the persistent kernel too, taking tiles from a counter (decision 94: 25% density
+ * 3.45x dense against the grid's 3.32x at hd128 S8192; hd64 0.753 ms against 0.811). */
 int pa_hopper_default(const pa_problem *p) {
   const int64_t sk = p->seqlen_k;
   const bool short_keys = sk <= 1024 || (p->causal && sk <= (p->head_dim == 64 ? 2048 : 8192));
-  if (p->head_dim != 256 && short_keys && p->sparsity != POLYATTN_SPARSITY_BLOCK)
+  /* BLOCK: the persistent kernel with the tile counter (POLYATTN_CUDA_HOPPER_BLOCK_GRID=1,
+   * a tuning aid, keeps the grid) */
+  bool block_persist = false;
+  if (pa_hopper_uses_block_list(p)) {
+    const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCK_GRID");
+    block_persist = !(env && !strcmp(env, "1"));
+  }
+  if (p->head_dim != 256 &&
+      (block_persist || (short_keys && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
     return PA_HOPPER_DEFAULT_SHORT;
   return p->head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
@@ -858,7 +923,6 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST);
   else v &= ~PA_HV_K64;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
-  if (block) v &= ~PA_HV_PERSIST; /* the list's head is loaded once per block */
   const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176);
@@ -985,7 +1049,7 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) {
   (void)dev; /* BLOCK's key-tile list for 128-row tiles and the head dim's narrowest keys */
   if (!pa_hopper_uses_block_list(p)) return 0;
-  return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, pa_hopper_list_min_bk(p->head_dim));
+  return pa_hopper_list_ints(p) * 4 + 16; /* + the persistent kernel's tile counter */
 }
 
 cudaError_t pa_cuda_hopper_forward_gated(const pa_problem *p, const pa_cuda_device *dev,

@@ -137,6 +137,16 @@ __device__ __forceinline__ uint64_t pa_wgmma_desc(uint32_t addr, uint32_t lbo, u
          ((uint64_t)((sbo >> 4) & 0x3FFF) << 32) | (1ull << 62);
 }
 
+/* The descriptor of `base`'s address + `bytes` (a multiple of 16): the start address
+ * field (bits 0-13, the address / 16) of a descriptor from pa_wgmma_desc, plus
+ * bytes / 16, added to the low word alone. Shared-memory addresses are below 2^18, so
+ * the field never carries into the next. One add per wgmma where rebuilding the
+ * descriptor from the address took five (and the persistent kernel's ptxas did it
+ * in vector registers, bench/RESULTS.md, eighth session). */
+__device__ __forceinline__ uint64_t pa_wgmma_desc_at(uint64_t base, uint32_t bytes) {
+  return (base & 0xFFFFFFFF00000000ull) | (uint32_t)((uint32_t)base + (bytes >> 4));
+}
+
 __device__ __forceinline__ void pa_wgmma_fence() {
 #if PA_HOPPER_ARCH_OK
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
