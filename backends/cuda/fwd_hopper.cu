@@ -449,39 +449,45 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   /* The stage through __shfl_sync, so that the compiler sees it warp-uniform and builds
    * the descriptors on the uniform datapath: PERSIST's stage, carried across the tile
    * loop, otherwise cost a vector add, mask, shift, OR and R2UR per wgmma (SASS, R5:
-   * 13% more instructions than the default kernel at hd128 S8192). */
-  /* The descriptors' bases, built once: Q's rows of this warpgroup, stage 0's K and V
-   * (stage s is 2 s kv_bytes further); each wgmma's is an add (pa_wgmma_desc_at). */
+   * 13% more instructions than the default kernel at hd128 S8192).
+   * DESC_ADD: the descriptors' bases built once (Q's rows of this warpgroup, stage 0's K
+   * and V; stage s is 2 s kv_bytes further) and each wgmma's an add (pa_wgmma_desc_at),
+   * the bases opaque, else ptxas re-derives them from the addresses at each wgmma (SASS,
+   * eighth session: 148 -> 87 non-FMUL instructions from the first QK^T wgmma to the last
+   * P.V one of an iteration in the persistent hd128 kernel; hd64 +2.5%). Not in the
+   * grid's hd128 kernel (98 -> 51 there, but 1% slower) nor at hd256 (whose O
+   * accumulator leaves no registers to hold them: 96 bytes spilled). */
+  enum { DESC_ADD = D != 256 && (PERSIST || D == 64) };
   uint64_t q_desc = pa_wgmma_desc(s_q_wg, 16, 1024);
   uint64_t k_desc = pa_wgmma_desc(s_kv, 16, 1024);
   uint64_t v_desc = pa_wgmma_desc(s_kv + cfg::kv_bytes, cfg::kv_panel, 1024);
-  /* opaque: else ptxas re-derives them from the addresses at each wgmma (SASS, eighth
-   * session: 98 -> 51 non-FMUL instructions from the first QK^T wgmma to the last P.V
-   * one of an iteration in the default hd128 kernel, 148 -> 87 in the persistent one);
-   * not at hd256, whose O accumulator leaves no registers to hold them (96 bytes spilled) */
-  if (D != 256) asm volatile("" : "+l"(q_desc), "+l"(k_desc), "+l"(v_desc));
+  if (DESC_ADD) asm volatile("" : "+l"(q_desc), "+l"(k_desc), "+l"(v_desc));
   auto issue_qk = [&](float (&sacc)[S_TILES][4], int stage) { /* S = Q . K^T, committed */
-    const uint64_t da0 = q_desc;
-    const uint64_t db0 =
-        pa_wgmma_desc_at(k_desc, __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes);
+    const uint32_t ks = __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes;
+    const uint64_t db0 = pa_wgmma_desc_at(k_desc, ks);
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < QK_STEPS; ++kk) {
-      const uint32_t off = (kk % 4) * 32; /* k16 step within the 128-byte row */
-      const uint64_t da = pa_wgmma_desc_at(da0, (kk / 4) * cfg::q_panel + off);
-      const uint64_t db = pa_wgmma_desc_at(db0, (kk / 4) * cfg::kv_panel + off);
+      const uint32_t qo = (kk / 4) * cfg::q_panel + (kk % 4) * 32; /* panel, k16 step */
+      const uint32_t ko = (kk / 4) * cfg::kv_panel + (kk % 4) * 32;
+      const uint64_t da = DESC_ADD ? pa_wgmma_desc_at(q_desc, qo)
+                                   : pa_wgmma_desc(s_q_wg + qo, 16, 1024);
+      const uint64_t db = DESC_ADD ? pa_wgmma_desc_at(db0, ko)
+                                   : pa_wgmma_desc(s_kv + ks + ko, 16, 1024);
       pa_wgmma_ss<T, BK>(sacc, da, db, kk > 0);
     }
     pa_wgmma_commit();
   };
   auto issue_pv = [&](const uint32_t (&pf)[PV_STEPS][4], int stage) { /* O += P . V, committed */
-    const uint64_t db0 =
-        pa_wgmma_desc_at(v_desc, __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes);
+    const uint32_t vs = __shfl_sync(0xffffffffu, stage, 0) * 2 * cfg::kv_bytes;
+    const uint64_t db0 = pa_wgmma_desc_at(v_desc, vs);
     pa_wgmma_fence_regs(o);
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < PV_STEPS; ++kk) {
-      const uint64_t db = pa_wgmma_desc_at(db0, kk * 16 * 128);
+      const uint64_t db = DESC_ADD ? pa_wgmma_desc_at(db0, kk * 16 * 128)
+                                   : pa_wgmma_desc(s_kv + cfg::kv_bytes + vs + kk * 16 * 128,
+                                                   cfg::kv_panel, 1024);
       pa_wgmma_rs_tb<T, D>(o, pf[kk], db, 1);
     }
     pa_wgmma_commit();
