@@ -4,6 +4,8 @@
 #include "bwd_common.cuh"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "convert.h"
 #include "warp_reduce.cuh"
@@ -69,6 +71,115 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
   }
 }
 
+/* The 16-bit forms (fp16, bf16; head dims up to 128; decision 92): the same rows per
+ * warp and the same order of operations, so D_i and dQ are bit-identical to the
+ * kernels above, but each warp issues all its loads (4 rows x 4 elements per lane of
+ * dO and O; 4 rows of one float4 of dQ) before it uses any, and zeroes / converts with
+ * 16- and 8-byte accesses. The kernels above keep one row's loads in flight per warp. */
+template <bool BF16>
+__device__ __forceinline__ float pa_bwd_h2f(uint16_t x) {
+  return BF16 ? pa_bf16_to_f32(x) : pa_f16_to_f32(x);
+}
+
+template <bool BF16>
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_prep16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+  const int64_t ib = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp;
+  const uint16_t *dout = (const uint16_t *)p.dout.ptr, *o = (const uint16_t *)p.o.ptr;
+  uint16_t xd[kPrepRowsPerWarp][4], xo[kPrepRowsPerWarp][4];
+  float lse[kPrepRowsPerWarp];
+#pragma unroll
+  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+    const int64_t i = ib + r;
+    const bool in = i < seq.len_q;
+    const int64_t at_do = in ? pa_view_row(&p.dout, b, i, seq.q_start, h) : 0;
+    const int64_t at_o = in ? pa_view_row(&p.o, b, i, seq.q_start, h) : 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int d = lane + 32 * k;
+      const bool ok = in && d < p.head_dim_v;
+      xd[r][k] = ok ? dout[at_do + d] : (uint16_t)0;
+      xo[r][k] = ok ? o[at_o + d] : (uint16_t)0;
+    }
+    lse[r] = in && lane == 0
+                 ? ((const float *)p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)]
+                 : 0.0f;
+  }
+#pragma unroll
+  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+    const int64_t i = ib + r;
+    if (i >= seq.len_q) break;
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k)
+      if (lane + 32 * k < p.head_dim_v)
+        acc = fmaf(pa_bwd_h2f<BF16>(xd[r][k]), pa_bwd_h2f<BF16>(xo[r][k]), acc);
+    acc = pa_warp_sum(acc);
+    if (lane == 0) {
+      ws.dsum[h * ws.rows + row0 + i] = acc;
+      ws.lse2[h * ws.rows + row0 + i] = lse[r] == -INFINITY ? INFINITY : lse[r] * PA_BWD_LOG2E;
+    }
+    if (ws.dq_acc) {
+      float *dq = ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim;
+      if ((p.head_dim & 3) == 0) {
+        if (4 * lane < p.head_dim) *(float4 *)(dq + 4 * lane) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      } else {
+        for (int d = lane; d < p.head_dim; d += 32) dq[d] = 0.0f;
+      }
+    }
+  }
+}
+
+/* convert, 16-bit: head_dim % 4 == 0, dq's rows 8-byte aligned (checked by the host). */
+template <bool BF16>
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_convert16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+  const int64_t ib = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp;
+  const bool col = 4 * lane < p.head_dim;
+  float4 x[kPrepRowsPerWarp];
+#pragma unroll
+  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+    const int64_t i = ib + r;
+    x[r] = i < seq.len_q && col
+               ? *(const float4 *)(ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim + 4 * lane)
+               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+#pragma unroll
+  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+    const int64_t i = ib + r;
+    if (i >= seq.len_q || !col) break;
+    const int64_t at = pa_view_row(&p.dq, b, i, seq.q_start, h) + 4 * lane;
+    uint2 v;
+    v.x = (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].x) : pa_f32_to_f16(x[r].x)) |
+          (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].y) : pa_f32_to_f16(x[r].y)) << 16;
+    v.y = (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].z) : pa_f32_to_f16(x[r].z)) |
+          (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].w) : pa_f32_to_f16(x[r].w)) << 16;
+    *(uint2 *)((uint16_t *)p.dq.ptr + at) = v;
+  }
+}
+
+/* POLYATTN_CUDA_BWD_PREP (read at each call): "old" the per-row kernels above only;
+ * "memset" the 16-bit prep without zeroing, the dQ accumulator cleared by
+ * cudaMemsetAsync; else (default) the 16-bit forms where they apply. */
+int prep_mode() {
+  const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
+  if (env && !strcmp(env, "old")) return 0;
+  if (env && !strcmp(env, "memset")) return 2;
+  return 1;
+}
+
+bool is16(const pa_problem *p) {
+  return p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16;
+}
+
 size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
 size_t stats_bytes(const pa_problem *p) {
@@ -105,7 +216,23 @@ pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail) {
 
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
-  pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  const int mode = prep_mode();
+  if (mode == 0 || !is16(p) || p->head_dim_v > 128) {
+    pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    return cudaGetLastError();
+  }
+  pa_bwd_ws w = ws;
+  if (mode == 2 && ws.dq_acc) {
+    const cudaError_t e = cudaMemsetAsync(ws.dq_acc, 0,
+                                          (size_t)ws.rows * p->heads_q * p->head_dim * sizeof(float),
+                                          stream);
+    if (e != cudaSuccess) return e;
+    w.dq_acc = nullptr;
+  }
+  if (p->dtype == POLYATTN_DTYPE_BF16)
+    pa_bwd_prep16_kernel<true><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, w);
+  else
+    pa_bwd_prep16_kernel<false><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, w);
   return cudaGetLastError();
 }
 
@@ -113,7 +240,15 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
                           void *tail, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
   if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
-  pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  const bool v16 = prep_mode() != 0 && is16(p) && p->head_dim % 4 == 0 && p->head_dim <= 128 &&
+                   (uintptr_t)p->dq.ptr % 8 == 0 && p->dq.stride_b % 4 == 0 &&
+                   p->dq.stride_s % 4 == 0 && p->dq.stride_h % 4 == 0;
+  if (!v16)
+    pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else if (p->dtype == POLYATTN_DTYPE_BF16)
+    pa_bwd_convert16_kernel<true><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else
+    pa_bwd_convert16_kernel<false><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
   return cudaGetLastError();
 }
 
