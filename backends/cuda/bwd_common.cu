@@ -71,35 +71,38 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
   }
 }
 
-/* The 16-bit forms (fp16, bf16; head dims up to 128; decision 92): the same rows per
- * warp and the same order of operations, so D_i and dQ are bit-identical to the
- * kernels above, but each warp issues all its loads (4 rows x 4 elements per lane of
- * dO and O; 4 rows of one float4 of dQ) before it uses any, and zeroes / converts with
- * 16- and 8-byte accesses. The kernels above keep one row's loads in flight per warp. */
+/* The 16-bit forms (fp16, bf16; head dims up to 128; decision 92): each lane sums the
+ * same elements in the same order as the kernels above (d = lane, lane + 32, ..., then
+ * the butterfly), so D_i and dQ are bit-identical to theirs, but a warp issues every
+ * load of its ROWS rows before it uses any (KN = 2 elements per lane and tensor where
+ * head_dim_v <= 64, else 4), zeroes dQ's rows with 16-byte stores and converts with
+ * 16-byte loads and 8-byte stores (two rows per warp step where head_dim <= 64). The
+ * kernels above keep about one row's loads in flight per warp: on the H200 their prep
+ * ran at 32% of DRAM bandwidth (hd128 S2048, bench/RESULTS.md, eighth session). */
 template <bool BF16>
 __device__ __forceinline__ float pa_bwd_h2f(uint16_t x) {
   return BF16 ? pa_bf16_to_f32(x) : pa_f16_to_f32(x);
 }
 
-template <bool BF16>
+template <bool BF16, int ROWS, int KN>
 __global__ void __launch_bounds__(kPrepWarps * 32)
     pa_bwd_prep16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
   const int h = blockIdx.y, b = blockIdx.z;
   const pa_seq seq = pa_problem_seq(&p, b);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t row0 = first_row(p, b, seq);
-  const int64_t ib = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp;
+  const int64_t ib = ((int64_t)blockIdx.x * kPrepWarps + warp) * ROWS;
   const uint16_t *dout = (const uint16_t *)p.dout.ptr, *o = (const uint16_t *)p.o.ptr;
-  uint16_t xd[kPrepRowsPerWarp][4], xo[kPrepRowsPerWarp][4];
-  float lse[kPrepRowsPerWarp];
+  uint16_t xd[ROWS][KN], xo[ROWS][KN];
+  float lse[ROWS];
 #pragma unroll
-  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+  for (int r = 0; r < ROWS; ++r) {
     const int64_t i = ib + r;
     const bool in = i < seq.len_q;
     const int64_t at_do = in ? pa_view_row(&p.dout, b, i, seq.q_start, h) : 0;
     const int64_t at_o = in ? pa_view_row(&p.o, b, i, seq.q_start, h) : 0;
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
+    for (int k = 0; k < KN; ++k) {
       const int d = lane + 32 * k;
       const bool ok = in && d < p.head_dim_v;
       xd[r][k] = ok ? dout[at_do + d] : (uint16_t)0;
@@ -110,12 +113,12 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
                  : 0.0f;
   }
 #pragma unroll
-  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
+  for (int r = 0; r < ROWS; ++r) {
     const int64_t i = ib + r;
     if (i >= seq.len_q) break;
     float acc = 0.0f;
 #pragma unroll
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < KN; ++k)
       if (lane + 32 * k < p.head_dim_v)
         acc = fmaf(pa_bwd_h2f<BF16>(xd[r][k]), pa_bwd_h2f<BF16>(xo[r][k]), acc);
     acc = pa_warp_sum(acc);
@@ -134,29 +137,33 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
   }
 }
 
-/* convert, 16-bit: head_dim % 4 == 0, dq's rows 8-byte aligned (checked by the host). */
-template <bool BF16>
+/* convert, 16-bit: head_dim % 4 == 0, dq's rows 8-byte aligned (checked by the host).
+ * ROWS rows per warp; at head_dim <= 64 a row takes 16 lanes and a step two rows. */
+template <bool BF16, int ROWS>
 __global__ void __launch_bounds__(kPrepWarps * 32)
     pa_bwd_convert16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
   const int h = blockIdx.y, b = blockIdx.z;
   const pa_seq seq = pa_problem_seq(&p, b);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t row0 = first_row(p, b, seq);
-  const int64_t ib = (int64_t)blockIdx.x * kPrepRows + warp * kPrepRowsPerWarp;
-  const bool col = 4 * lane < p.head_dim;
-  float4 x[kPrepRowsPerWarp];
+  const int64_t ib = ((int64_t)blockIdx.x * kPrepWarps + warp) * ROWS;
+  const bool half = p.head_dim <= 64;
+  const int lr = half ? lane >> 4 : 0, lc = half ? lane & 15 : lane;
+  const int steps = half ? ROWS / 2 : ROWS;
+  const bool col = 4 * lc < p.head_dim;
+  float4 x[ROWS];
 #pragma unroll
-  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
-    const int64_t i = ib + r;
-    x[r] = i < seq.len_q && col
-               ? *(const float4 *)(ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim + 4 * lane)
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t i = ib + (half ? 2 * r + lr : r);
+    x[r] = r < steps && i < seq.len_q && col
+               ? *(const float4 *)(ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim + 4 * lc)
                : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
 #pragma unroll
-  for (int r = 0; r < kPrepRowsPerWarp; ++r) {
-    const int64_t i = ib + r;
-    if (i >= seq.len_q || !col) break;
-    const int64_t at = pa_view_row(&p.dq, b, i, seq.q_start, h) + 4 * lane;
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t i = ib + (half ? 2 * r + lr : r);
+    if (r >= steps || i >= seq.len_q || !col) break;
+    const int64_t at = pa_view_row(&p.dq, b, i, seq.q_start, h) + 4 * lc;
     uint2 v;
     v.x = (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].x) : pa_f32_to_f16(x[r].x)) |
           (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].y) : pa_f32_to_f16(x[r].y)) << 16;
@@ -167,17 +174,31 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
 }
 
 /* POLYATTN_CUDA_BWD_PREP (read at each call): "old" the per-row kernels above only;
- * "memset" the 16-bit prep without zeroing, the dQ accumulator cleared by
- * cudaMemsetAsync; else (default) the 16-bit forms where they apply. */
-int prep_mode() {
+ * "fast4" the 16-bit forms with 4 rows per warp; else (default) the 16-bit forms with
+ * 8 rows per warp, where they apply. Measured: bench/RESULTS.md, eighth session. */
+int prep_rows() {
   const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
   if (env && !strcmp(env, "old")) return 0;
-  if (env && !strcmp(env, "memset")) return 2;
-  return 1;
+  if (env && !strcmp(env, "fast4")) return 4;
+  return 8;
 }
 
 bool is16(const pa_problem *p) {
   return p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16;
+}
+
+dim3 row_grid_n(const pa_problem *p, int rows_per_warp) {
+  const int rows = kPrepWarps * rows_per_warp;
+  return dim3((unsigned)((p->seqlen_q + rows - 1) / rows), (unsigned)p->heads_q,
+              (unsigned)p->batch);
+}
+
+template <bool BF16, int ROWS>
+void prep16_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+  if (p->head_dim_v <= 64)
+    pa_bwd_prep16_kernel<BF16, ROWS, 2><<<row_grid_n(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else
+    pa_bwd_prep16_kernel<BF16, ROWS, 4><<<row_grid_n(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
 }
 
 size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
@@ -216,23 +237,16 @@ pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail) {
 
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
-  const int mode = prep_mode();
-  if (mode == 0 || !is16(p) || p->head_dim_v > 128) {
+  const int rows = prep_rows();
+  if (rows == 0 || !is16(p) || p->head_dim_v > 128) {
     pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
     return cudaGetLastError();
   }
-  pa_bwd_ws w = ws;
-  if (mode == 2 && ws.dq_acc) {
-    const cudaError_t e = cudaMemsetAsync(ws.dq_acc, 0,
-                                          (size_t)ws.rows * p->heads_q * p->head_dim * sizeof(float),
-                                          stream);
-    if (e != cudaSuccess) return e;
-    w.dq_acc = nullptr;
-  }
-  if (p->dtype == POLYATTN_DTYPE_BF16)
-    pa_bwd_prep16_kernel<true><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, w);
+  const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+  if (rows == 4)
+    bf16 ? prep16_launch<true, 4>(p, ws, stream) : prep16_launch<false, 4>(p, ws, stream);
   else
-    pa_bwd_prep16_kernel<false><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, w);
+    bf16 ? prep16_launch<true, 8>(p, ws, stream) : prep16_launch<false, 8>(p, ws, stream);
   return cudaGetLastError();
 }
 
@@ -240,15 +254,20 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
                           void *tail, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
   if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
-  const bool v16 = prep_mode() != 0 && is16(p) && p->head_dim % 4 == 0 && p->head_dim <= 128 &&
+  const int rows = prep_rows();
+  const bool v16 = rows != 0 && is16(p) && p->head_dim % 4 == 0 && p->head_dim <= 128 &&
                    (uintptr_t)p->dq.ptr % 8 == 0 && p->dq.stride_b % 4 == 0 &&
                    p->dq.stride_s % 4 == 0 && p->dq.stride_h % 4 == 0;
+  const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+  const dim3 g = row_grid_n(p, rows ? rows : kPrepRowsPerWarp);
   if (!v16)
     pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
-  else if (p->dtype == POLYATTN_DTYPE_BF16)
-    pa_bwd_convert16_kernel<true><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else if (rows == 4)
+    bf16 ? pa_bwd_convert16_kernel<true, 4><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws)
+         : pa_bwd_convert16_kernel<false, 4><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws);
   else
-    pa_bwd_convert16_kernel<false><<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    bf16 ? pa_bwd_convert16_kernel<true, 8><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws)
+         : pa_bwd_convert16_kernel<false, 8><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws);
   return cudaGetLastError();
 }
 

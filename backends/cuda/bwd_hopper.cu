@@ -665,7 +665,10 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
     /* Pairs whose Q, dO (2 x 2 bytes) and dQ accumulator (4 bytes) rows, 8 * Sq * D bytes
      * per query head, fit PA_HBWD_LPT_L2 together. */
     const int64_t pair_bytes = (int64_t)8 * p->seqlen_q * D * (p->heads_q / p->heads_kv);
-    group = pair_bytes > 0 ? PA_HBWD_LPT_L2 / pair_bytes : 1;
+    /* POLYATTN_CUDA_HOPPER_BWD_LPT_MB=n (read per call): n MiB instead, to time the guess */
+    const char *mb = getenv("POLYATTN_CUDA_HOPPER_BWD_LPT_MB");
+    const int64_t l2 = mb && atoi(mb) > 0 ? (int64_t)atoi(mb) << 20 : PA_HBWD_LPT_L2;
+    group = pair_bytes > 0 ? l2 / pair_bytes : 1;
   }
   /* POLYATTN_CUDA_HOPPER_BWD_GROUP=n (tests): groups of n pairs for every problem, so
    * that partial groups and non-causal problems take the grouped order too. */
