@@ -73,7 +73,8 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
 
 /* The 16-bit forms (fp16, bf16; head dims up to 128; decision 92): each lane sums the
  * same elements in the same order as the kernels above (d = lane, lane + 32, ..., then
- * the butterfly), so D_i and dQ are bit-identical to theirs, but a warp issues every
+ * the butterfly) and rounds dQ by the same functions, so D_i and dQ come out as theirs
+ * (not compared bit for bit on a GPU), but a warp issues every
  * load of its ROWS rows before it uses any (KN = 2 elements per lane and tensor where
  * head_dim_v <= 64, else 4), zeroes dQ's rows with 16-byte stores and converts with
  * 16-byte loads and 8-byte stores (two rows per warp step where head_dim <= 64). The
@@ -173,14 +174,17 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
   }
 }
 
-/* POLYATTN_CUDA_BWD_PREP (read at each call): "old" the per-row kernels above only;
- * "fast4" the 16-bit forms with 4 rows per warp; else (default) the 16-bit forms with
- * 8 rows per warp, where they apply. Measured: bench/RESULTS.md, eighth session. */
-int prep_rows() {
+/* Rows per warp of the 16-bit forms for a row of `dim` elements: 8 at dim <= 64, else 4
+ * (the prep then holds 16 elements per lane and tensor either way; 8 rows at hd128 took
+ * 96 registers and ran slower, 114 against 94 us). POLYATTN_CUDA_BWD_PREP (read at
+ * each call): "old" the per-row kernels above (0), "fast4" / "fast8" 4 or 8 rows at
+ * every head dim. Measured: bench/RESULTS.md, eighth session (R1, R2). */
+int prep_rows(int dim) {
   const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
   if (env && !strcmp(env, "old")) return 0;
   if (env && !strcmp(env, "fast4")) return 4;
-  return 8;
+  if (env && !strcmp(env, "fast8")) return 8;
+  return dim <= 64 ? 8 : 4;
 }
 
 bool is16(const pa_problem *p) {
@@ -237,7 +241,7 @@ pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail) {
 
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
-  const int rows = prep_rows();
+  const int rows = prep_rows(p->head_dim_v);
   if (rows == 0 || !is16(p) || p->head_dim_v > 128) {
     pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
     return cudaGetLastError();
@@ -254,7 +258,7 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
                           void *tail, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
   if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
-  const int rows = prep_rows();
+  const int rows = prep_rows(p->head_dim);
   const bool v16 = rows != 0 && is16(p) && p->head_dim % 4 == 0 && p->head_dim <= 128 &&
                    (uintptr_t)p->dq.ptr % 8 == 0 && p->dq.stride_b % 4 == 0 &&
                    p->dq.stride_s % 4 == 0 && p->dq.stride_h % 4 == 0;
