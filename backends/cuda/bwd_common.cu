@@ -242,7 +242,7 @@ pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail) {
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
   const int rows = prep_rows(p->head_dim_v);
-  if (rows == 0 || !is16(p) || p->head_dim_v > 128) {
+  if (rows == 0 || !is16(p) || p->head_dim_v > 128 || p->head_dim > 128) {
     pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
     return cudaGetLastError();
   }
