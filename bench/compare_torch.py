@@ -81,6 +81,24 @@ QUICK = [  # (D, S, causal)
 ]
 
 
+_VARIANT_EXTRA = []
+
+
+def _set_variant(var_name, val):
+    """Set var_name for one --variants value. A value may carry more settings after '&'
+    (VALUE&VAR2=x&VAR3=y; each is cleared again before the next value) and a '#tag'
+    suffix that is not passed on (to time one value twice under distinct names)."""
+    for k in _VARIANT_EXTRA:
+        os.environ.pop(k, None)
+    del _VARIANT_EXTRA[:]
+    parts = val.split("#")[0].split("&")
+    os.environ[var_name] = parts[0]
+    for a in parts[1:]:
+        k, _, x = a.partition("=")
+        os.environ[k] = x
+        _VARIANT_EXTRA.append(k)
+
+
 def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -117,7 +135,8 @@ def parse_args(argv=None):
                          "(read by the backend at each call), e.g. "
                          "POLYATTN_CUDA_HOPPER_VARIANT=serial,pingpong; the first value is "
                          "the 'polyattn' column, the others get a line each (with --backward: "
-                         "the backward alone, gradients checked against flash's)")
+                         "the backward alone, gradients checked against flash's); a value "
+                         "may set more variables (a&VAR2=x) and carry a #tag to repeat it")
     ap.add_argument("--no-efficient", action="store_true",
                     help="skip SDPA's memory-efficient backend")
     ap.add_argument("--api", default="prepared", choices=["prepared", "func"],
@@ -641,7 +660,7 @@ def run_sweep(args, lib, torch, bench, tp, out):
         if args.variants:
             var_name, _, vals = args.variants.partition("=")
             var_values = [x for x in vals.split(",") if x]
-            os.environ[var_name] = var_values[0]
+            _set_variant(var_name, var_values[0])
         try:
             if args.api == "func":
                 call = tp.func_call(q, k, v, o, causal, lse)
@@ -654,12 +673,12 @@ def run_sweep(args, lib, torch, bench, tp, out):
             ms, n = bench.time_ms(call)
             res["polyattn"] = (ms, n)
             for val in var_values[1:]:
-                os.environ[var_name] = val
+                _set_variant(var_name, val)
                 call()
                 bench.sync()
                 res["pa:" + val] = bench.time_ms(call)
             if var_name:
-                os.environ[var_name] = var_values[0]
+                _set_variant(var_name, var_values[0])
         except Exception as e:  # noqa: BLE001
             rec["polyattn_error"] = _err_line(e)
             call = None
@@ -894,7 +913,7 @@ def run_backward(args, lib, torch, bench, tp, out):
         if args.variants:  # the first value for the 'polyattn' column, the others below
             var_name, _, vals = args.variants.partition("=")
             var_values = [x for x in vals.split(",") if x]
-            os.environ[var_name] = var_values[0]
+            _set_variant(var_name, var_values[0])
         for name, be in impls:
             def forward(name=name, be=be):
                 if be is None:
@@ -937,7 +956,7 @@ def run_backward(args, lib, torch, bench, tp, out):
             return ok, worst
         var_lines = []
         for val in var_values[1:]:  # --variants: backward alone, gradients checked too
-            os.environ[var_name] = val
+            _set_variant(var_name, val)
             try:
                 def fwd_v():
                     return polyattn.flash_attn_func(q, k, v, causal=causal,
@@ -969,7 +988,7 @@ def run_backward(args, lib, torch, bench, tp, out):
             except Exception as e:  # noqa: BLE001
                 var_lines.append("     %s=%s: error %s" % (var_name, val, _err_line(e)))
         if var_name:
-            os.environ[var_name] = var_values[0]
+            _set_variant(var_name, var_values[0])
             rec["variant_" + var_name] = var_values[0]
             var_lines.append("     (first line: %s=%s)" % (var_name, var_values[0]))
         check = "-"

@@ -4,6 +4,8 @@
 #include "bwd_common.cuh"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "convert.h"
 #include "warp_reduce.cuh"
@@ -69,6 +71,140 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
   }
 }
 
+/* The 16-bit forms (fp16, bf16; head dims up to 128; decision 92): each lane sums the
+ * same elements in the same order as the kernels above (d = lane, lane + 32, ..., then
+ * the butterfly) and rounds dQ by the same functions, so D_i and dQ come out as theirs
+ * (not compared bit for bit on a GPU), but a warp issues every
+ * load of its ROWS rows before it uses any (KN = 2 elements per lane and tensor where
+ * head_dim_v <= 64, else 4), zeroes dQ's rows with 16-byte stores and converts with
+ * 16-byte loads and 8-byte stores (two rows per warp step where head_dim <= 64). The
+ * kernels above keep about one row's loads in flight per warp: on the H200 their prep
+ * ran at 32% of DRAM bandwidth (hd128 S2048, bench/RESULTS.md, eighth session). */
+template <bool BF16>
+__device__ __forceinline__ float pa_bwd_h2f(uint16_t x) {
+  return BF16 ? pa_bf16_to_f32(x) : pa_f16_to_f32(x);
+}
+
+template <bool BF16, int ROWS, int KN>
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_prep16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+  const int64_t ib = ((int64_t)blockIdx.x * kPrepWarps + warp) * ROWS;
+  const uint16_t *dout = (const uint16_t *)p.dout.ptr, *o = (const uint16_t *)p.o.ptr;
+  uint16_t xd[ROWS][KN], xo[ROWS][KN];
+  float lse[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t i = ib + r;
+    const bool in = i < seq.len_q;
+    const int64_t at_do = in ? pa_view_row(&p.dout, b, i, seq.q_start, h) : 0;
+    const int64_t at_o = in ? pa_view_row(&p.o, b, i, seq.q_start, h) : 0;
+#pragma unroll
+    for (int k = 0; k < KN; ++k) {
+      const int d = lane + 32 * k;
+      const bool ok = in && d < p.head_dim_v;
+      xd[r][k] = ok ? dout[at_do + d] : (uint16_t)0;
+      xo[r][k] = ok ? o[at_o + d] : (uint16_t)0;
+    }
+    lse[r] = in && lane == 0
+                 ? ((const float *)p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)]
+                 : 0.0f;
+  }
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t i = ib + r;
+    if (i >= seq.len_q) break;
+    float acc = 0.0f;
+#pragma unroll
+    for (int k = 0; k < KN; ++k)
+      if (lane + 32 * k < p.head_dim_v)
+        acc = fmaf(pa_bwd_h2f<BF16>(xd[r][k]), pa_bwd_h2f<BF16>(xo[r][k]), acc);
+    acc = pa_warp_sum(acc);
+    if (lane == 0) {
+      ws.dsum[h * ws.rows + row0 + i] = acc;
+      ws.lse2[h * ws.rows + row0 + i] = lse[r] == -INFINITY ? INFINITY : lse[r] * PA_BWD_LOG2E;
+    }
+    if (ws.dq_acc) {
+      float *dq = ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim;
+      if ((p.head_dim & 3) == 0) {
+        if (4 * lane < p.head_dim) *(float4 *)(dq + 4 * lane) = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      } else {
+        for (int d = lane; d < p.head_dim; d += 32) dq[d] = 0.0f;
+      }
+    }
+  }
+}
+
+/* convert, 16-bit: head_dim % 4 == 0, dq's rows 8-byte aligned (checked by the host).
+ * ROWS rows per warp; at head_dim <= 64 a row takes 16 lanes and a step two rows. */
+template <bool BF16, int ROWS>
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_convert16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+  const int64_t ib = ((int64_t)blockIdx.x * kPrepWarps + warp) * ROWS;
+  const bool half = p.head_dim <= 64;
+  const int lr = half ? lane >> 4 : 0, lc = half ? lane & 15 : lane;
+  const int steps = half ? ROWS / 2 : ROWS;
+  const bool col = 4 * lc < p.head_dim;
+  float4 x[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t i = ib + (half ? 2 * r + lr : r);
+    x[r] = r < steps && i < seq.len_q && col
+               ? *(const float4 *)(ws.dq_acc + ((row0 + i) * p.heads_q + h) * p.head_dim + 4 * lc)
+               : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    const int64_t i = ib + (half ? 2 * r + lr : r);
+    if (r >= steps || i >= seq.len_q || !col) break;
+    const int64_t at = pa_view_row(&p.dq, b, i, seq.q_start, h) + 4 * lc;
+    uint2 v;
+    v.x = (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].x) : pa_f32_to_f16(x[r].x)) |
+          (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].y) : pa_f32_to_f16(x[r].y)) << 16;
+    v.y = (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].z) : pa_f32_to_f16(x[r].z)) |
+          (uint32_t)(BF16 ? pa_f32_to_bf16(x[r].w) : pa_f32_to_f16(x[r].w)) << 16;
+    *(uint2 *)((uint16_t *)p.dq.ptr + at) = v;
+  }
+}
+
+/* Rows per warp of the 16-bit forms for a row of `dim` elements: 8 at dim <= 64, else 4
+ * (the prep then holds 16 elements per lane and tensor either way; 8 rows at hd128 took
+ * 96 registers and ran slower, 114 against 94 us). POLYATTN_CUDA_BWD_PREP (read at
+ * each call): "old" the per-row kernels above (0), "fast4" / "fast8" 4 or 8 rows at
+ * every head dim. Measured: bench/RESULTS.md, eighth session (R1, R2). */
+int prep_rows(int dim) {
+  const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
+  if (env && !strcmp(env, "old")) return 0;
+  if (env && !strcmp(env, "fast4")) return 4;
+  if (env && !strcmp(env, "fast8")) return 8;
+  return dim <= 64 ? 8 : 4;
+}
+
+bool is16(const pa_problem *p) {
+  return p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16;
+}
+
+dim3 row_grid_n(const pa_problem *p, int rows_per_warp) {
+  const int rows = kPrepWarps * rows_per_warp;
+  return dim3((unsigned)((p->seqlen_q + rows - 1) / rows), (unsigned)p->heads_q,
+              (unsigned)p->batch);
+}
+
+template <bool BF16, int ROWS>
+void prep16_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+  if (p->head_dim_v <= 64)
+    pa_bwd_prep16_kernel<BF16, ROWS, 2><<<row_grid_n(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else
+    pa_bwd_prep16_kernel<BF16, ROWS, 4><<<row_grid_n(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
+}
+
 size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
 size_t stats_bytes(const pa_problem *p) {
@@ -105,7 +241,16 @@ pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail) {
 
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
-  pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  const int rows = prep_rows(p->head_dim_v);
+  if (rows == 0 || !is16(p) || p->head_dim_v > 128 || p->head_dim > 128) {
+    pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    return cudaGetLastError();
+  }
+  const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+  if (rows == 4)
+    bf16 ? prep16_launch<true, 4>(p, ws, stream) : prep16_launch<false, 4>(p, ws, stream);
+  else
+    bf16 ? prep16_launch<true, 8>(p, ws, stream) : prep16_launch<false, 8>(p, ws, stream);
   return cudaGetLastError();
 }
 
@@ -113,7 +258,20 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
                           void *tail, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
   if (p->deterministic) return pa_cuda_simple_backward_dq(p, dev, tail, stream);
-  pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  const int rows = prep_rows(p->head_dim);
+  const bool v16 = rows != 0 && is16(p) && p->head_dim % 4 == 0 && p->head_dim <= 128 &&
+                   (uintptr_t)p->dq.ptr % 8 == 0 && p->dq.stride_b % 4 == 0 &&
+                   p->dq.stride_s % 4 == 0 && p->dq.stride_h % 4 == 0;
+  const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+  const dim3 g = row_grid_n(p, rows ? rows : kPrepRowsPerWarp);
+  if (!v16)
+    pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else if (rows == 4)
+    bf16 ? pa_bwd_convert16_kernel<true, 4><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws)
+         : pa_bwd_convert16_kernel<false, 4><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws);
+  else
+    bf16 ? pa_bwd_convert16_kernel<true, 8><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws)
+         : pa_bwd_convert16_kernel<false, 8><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws);
   return cudaGetLastError();
 }
 

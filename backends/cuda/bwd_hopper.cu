@@ -199,25 +199,28 @@ int pa_hbwd_stats() {
 
 /* The schedule of a call (POLYATTN_CUDA_HOPPER_BWD_SCHED, read at each call):
  *   lpt    the grouped order for causal problems (else the plain order)
- *   epi    dK, dV stored through shared memory as 16-byte chunks (D = 128; else per
- *          element)
+ *   epi    dK, dV stored through shared memory as 16-byte chunks (D = 128)
+ *   pair   where epi does not apply (D = 64, or rows epi cannot take): dK, dV stored from
+ *          the fragments as 4-byte pairs where the rows allow it (else per element)
  * Unset or "default": both. Else the '+'-separated names ("old": neither), or
  * "default-x" for the default without x. Measured: bench/RESULTS.md, seventh session. */
 struct pa_hbwd_sched {
-  bool lpt, epi;
+  bool lpt, epi, pair;
 };
 
 pa_hbwd_sched pa_hbwd_sched_get() {
-  pa_hbwd_sched s = {true, true};
+  pa_hbwd_sched s = {true, true, true};
   const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_SCHED");
   if (!env || !*env) return s;
   if (!strncmp(env, "default", 7)) {
     if (strstr(env, "-lpt")) s.lpt = false;
     if (strstr(env, "-epi")) s.epi = false;
+    if (strstr(env, "-pair")) s.pair = false;
     return s;
   }
   s.lpt = strstr(env, "lpt") != nullptr;
   s.epi = strstr(env, "epi") != nullptr;
+  s.pair = strstr(env, "pair") != nullptr;
   return s;
 }
 
@@ -240,7 +243,7 @@ struct pa_hbwd_bq {
 
 template <typename T, int D, int VARIANT>
 __global__ void __launch_bounds__(256, 1)
-    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws, int pairs, bool staged) {
+    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws, int pairs, int epi_mode) {
 #if PA_HOPPER_ARCH_OK
   typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   enum {
@@ -581,7 +584,7 @@ __global__ void __launch_bounds__(256, 1)
    * from the fragments. At D = 64 the staged path raised ptxas's spills (176 to 188
    * bytes per thread; bench/results/2026-12-01s7-hbwd-ptxas). */
   T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
-  if (D == 128 && staged) {
+  if (D == 128 && epi_mode == 2) {
     enum { RS = D * 2 + 16, CH = D / 8 }; /* padded row bytes; 16-byte chunks per row */
     static_assert(2 * BK * RS <= 2 * cfg::kv_bytes + 2 * cfg::stage_bytes, "dK, dV fit");
     __syncthreads();
@@ -607,6 +610,23 @@ __global__ void __launch_bounds__(256, 1)
         *(uint4 *)(dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
             *(const uint4 *)(src + BK * RS);
     }
+  } else if (epi_mode == 1) {
+    /* pairs: both head dims even, the rows 4-byte aligned: one 4-byte store per
+     * fragment pair (columns 8n + 2t, + 1) instead of two 2-byte stores. */
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const int j = c.j0 + wk + g8 + 8 * r;
+      if (j >= c.rows_k) continue;
+      T *const ka = dk_g + pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk) + 2 * t;
+      T *const va = dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 2 * t;
+#pragma unroll
+      for (int n = 0; n < D_TILES; ++n) {
+        if (8 * n + 2 * t < p.head_dim)
+          *(uint32_t *)(ka + 8 * n) = pa_pack2<T>(dk[n][2 * r], dk[n][2 * r + 1]);
+        if (8 * n + 2 * t < p.head_dim_v)
+          *(uint32_t *)(va + 8 * n) = pa_pack2<T>(dv[n][2 * r], dv[n][2 * r + 1]);
+      }
+    }
   } else {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -631,7 +651,7 @@ __global__ void __launch_bounds__(256, 1)
 
 template <typename T, int D, int VARIANT>
 cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, bool lpt, bool epi,
-                                   cudaStream_t stream) {
+                                   bool pair, cudaStream_t stream) {
   typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   const void *fn = (const void *)pa_hopper_bwd_kernel<T, D, VARIANT>;
   /* Not a stream operation: allowed while the stream is being captured. */
@@ -645,7 +665,10 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
     /* Pairs whose Q, dO (2 x 2 bytes) and dQ accumulator (4 bytes) rows, 8 * Sq * D bytes
      * per query head, fit PA_HBWD_LPT_L2 together. */
     const int64_t pair_bytes = (int64_t)8 * p->seqlen_q * D * (p->heads_q / p->heads_kv);
-    group = pair_bytes > 0 ? PA_HBWD_LPT_L2 / pair_bytes : 1;
+    /* POLYATTN_CUDA_HOPPER_BWD_LPT_MB=n (read per call): n MiB instead, to time the guess */
+    const char *mb = getenv("POLYATTN_CUDA_HOPPER_BWD_LPT_MB");
+    const int64_t l2 = mb && atoi(mb) > 0 ? (int64_t)atoi(mb) << 20 : PA_HBWD_LPT_L2;
+    group = pair_bytes > 0 ? l2 / pair_bytes : 1;
   }
   /* POLYATTN_CUDA_HOPPER_BWD_GROUP=n (tests): groups of n pairs for every problem, so
    * that partial groups and non-causal problems take the grouped order too. */
@@ -656,10 +679,16 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
   if (group < 1) group = 1;
   const dim3 grid((unsigned)group, (unsigned)nkb, (unsigned)((pairs + group - 1) / group));
   const pa_named_view out[] = {{&p->dk, "dk"}, {&p->dv, "dv"}};
-  const bool staged = epi && p->head_dim % 8 == 0 && p->head_dim_v % 8 == 0 &&
+  const bool staged = D == 128 && epi && p->head_dim % 8 == 0 && p->head_dim_v % 8 == 0 &&
                       !pa_first_misaligned_row(out);
-  pa_hopper_bwd_kernel<T, D, VARIANT>
-      <<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p, ws, (int)pairs, staged);
+  /* pair stores: 4-byte aligned rows (pointers, element strides even), even head dims */
+  bool pair_ok = pair && p->head_dim % 2 == 0 && p->head_dim_v % 2 == 0;
+  const pa_view *const dkv[] = {&p->dk, &p->dv};
+  for (const pa_view *v : dkv)
+    pair_ok = pair_ok && (uintptr_t)v->ptr % 4 == 0 && v->stride_b % 2 == 0 &&
+              v->stride_s % 2 == 0 && v->stride_h % 2 == 0;
+  pa_hopper_bwd_kernel<T, D, VARIANT><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
+      *p, ws, (int)pairs, staged ? 2 : pair_ok ? 1 : 0);
   return cudaGetLastError();
 }
 
@@ -669,10 +698,13 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaS
   const bool bulk = pa_hbwd_bulk();
   const pa_hbwd_sched sc = pa_hbwd_sched_get();
   enum { MAIN = D == 128 ? PA_HBWD_NSPLIT : PA_HBWD_Q128 };
-  if (v == PA_HBWD_KSPLIT) return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, stream);
-  if (bulk) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, stream);
-  if (pa_hbwd_stats()) return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, stream);
-  return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, stream);
+  if (v == PA_HBWD_KSPLIT)
+    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+  if (bulk)
+    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+  if (pa_hbwd_stats())
+    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+  return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
 }
 
 const char *pa_hopper_bwd_misaligned(const pa_problem *p) {
