@@ -33,10 +33,7 @@
  *            a word that already holds the tag and a count below the block count
  *            (which this kernel never leaves behind) would be misread.
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
- * behind them) instead of after. L.chain (sm_90): the kernel is launched as a
- * programmatic dependent of whatever precedes it in the stream and waits for it
- * (griddepcontrol.wait) before its first global access, so only its launch and
- * block start overlap the previous kernel's tail.
+ * behind them) instead of after.
  *
  * The kernel's variant is the template parameter V, bits of decode_variant, chosen on
  * the host (a run-time switch inside the loop costs 30-40%, decision 82).
@@ -53,12 +50,13 @@
  * per K/V row on an mbarrier (capped at 2.44 TB/s at every length), and TMA boxes of
  * 32 rows x 64 columns into a swizzled ring (level with lean at Sk 4k, 2-4% slower at
  * 32k and 128k).
- * The other bits (eighth session, bench/RESULTS.md): kVarK16, tiles of 16 keys and
- * up to 8 warps (splits) per block in the same shared memory, so that each SM
- * sub-partition holds two warps whose per-tile dependency chains overlap; kVarInter,
- * the block's warps take the tiles of the block's key range in turn (one run of
- * keys per block instead of one per warp; each warp still its own partial);
- * kVarL2, lean copies with the .L2::256B prefetch hint.
+ * kVarK16 (eighth session, a tuning aid: decision 90): tiles of 16 keys and up to 8
+ * warps (splits) per block in the same shared memory, two warps per SM
+ * sub-partition. Measured on the H200 against the default: 1% faster at Sk 32k and
+ * 128k, 1.0-1.3 us slower at 4k (the merge of 16 splits). Also measured and removed
+ * (decisions 90, 91): O's rescale skipped when no row's maximum moved, two Q.K^T
+ * accumulator sets, the block's warps taking its tiles in turn, the .L2::256B hint,
+ * and the kernel as a programmatic dependent launch.
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -78,21 +76,16 @@ constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block at 32-key tiles */
 
 /* The kernel's variant bits (template parameter V; POLYATTN_CUDA_DECODE_COPY and
  * POLYATTN_CUDA_DECODE_VARIANT, fwd_decode.cu `variant_mode`). kCopyAsync is no bit. */
-enum decode_variant { kCopyAsync = 0, kCopyLean = 1, kVarK16 = 2, kVarInter = 4, kVarL2 = 8 };
+enum decode_variant { kCopyAsync = 0, kCopyLean = 1, kVarK16 = 2 };
 /* Keys per tile, and warps per block at most, of variant v: 16-key tiles take half a
  * 32-key ring, so twice the warps fit in the same shared memory. */
 __host__ __device__ constexpr int mma_keys(int v) { return v & kVarK16 ? kMmaKeys / 2 : kMmaKeys; }
 __host__ __device__ constexpr int mma_warps_max(int v) { return v & kVarK16 ? 2 * kMmaWarpsMax : kMmaWarpsMax; }
 
-/* 16-byte global -> shared copy of a whole chunk (no zero-fill operand); L2: with the
- * hint that L2 fetch the chunk's whole 256-byte block. */
-template <bool L2 = false>
+/* 16-byte global -> shared copy of a whole chunk (no zero-fill operand). */
 __device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
 #if PA_AMPERE_ARCH_OK
-  if constexpr (L2)
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-  else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 #endif
 }
 
@@ -246,7 +239,7 @@ template <typename T, int DB, int V>
 __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
 #if PA_AMPERE_ARCH_OK
-  constexpr bool kLean = (V & kCopyLean) != 0, kInter = (V & kVarInter) != 0, kL2 = (V & kVarL2) != 0;
+  constexpr bool kLean = (V & kCopyLean) != 0;
   constexpr int kKeys = mma_keys(V); /* keys per tile */
   constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
   constexpr int NT = kKeys / 8;     /* score n-tiles */
@@ -258,10 +251,6 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   const int g = lane >> 2, t = lane & 3;
   const int b = blockIdx.z, hkv = blockIdx.y;
   const int G = p.heads_q / p.heads_kv, D = p.head_dim, Dv = p.head_dim_v;
-  if (L.chain) { /* a programmatic dependent of the previous kernel in the stream */
-    pa_pdl_launch_dependents(); /* the next one may be scheduled as SMs free up */
-    pa_pdl_wait();              /* the previous one is complete: Q, K, V, workspace readable */
-  }
   const pa_seq seq = pa_problem_seq(&p, b);
   if (seq.len_q <= 0) return; /* no row to write */
   const int R = G * seq.len_q;
@@ -273,16 +262,10 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   pa_mask_rows_range(&mask, 0, seq.len_q, &lo_any, &hi_any);
   pa_mask_row_range(&mask, seq.len_q - 1, &lo_all, &unused); /* keys every row keeps: */
   pa_mask_row_range(&mask, 0, &unused, &hi_all);              /* [lo_all, hi_all) */
-  /* kInter: [k_begin, k_end) is the block's splits' range, and the warp takes its
-   * tiles warp, warp + L.warps, ... (the block streams one run of keys). */
-  const int64_t span = kInter ? (int64_t)L.warps * L.split_keys : L.split_keys;
-  const int64_t s0 = kInter ? (int64_t)blockIdx.x * span : (int64_t)split * L.split_keys;
+  const int64_t s0 = (int64_t)split * L.split_keys;
   const int64_t k_begin = lo_any > s0 ? lo_any : s0;
-  const int64_t k_end = hi_any < s0 + span ? hi_any : s0 + span;
-  const int run_tiles = k_end > k_begin ? (int)((k_end - k_begin + kKeys - 1) / kKeys) : 0;
-  const int tstep = kInter ? L.warps : 1, tfirst = kInter ? warp : 0;
-  const int tiles = run_tiles > tfirst ? (run_tiles - tfirst + tstep - 1) / tstep : 0;
-  auto tile_k0 = [&](int n) { return k_begin + (int64_t)(n * tstep + tfirst) * kKeys; };
+  const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
+  const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kKeys - 1) / kKeys) : 0;
 
   constexpr int kTileBytesKV = kKeys * kPitch; /* one K (V) tile */
   char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB, kKeys);
@@ -301,7 +284,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   const int lrow = lane / kChunks, lch = lane % kChunks;
   const bool full_dims = D == DB && Dv == DB;
   auto load_tile = [&](int n, int slot) {
-    const int64_t k0 = tile_k0(n);
+    const int64_t k0 = k_begin + (int64_t)n * kKeys;
     const int nk = (int)(k_end - k0 < kKeys ? k_end - k0 : kKeys);
     const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
     const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
@@ -314,8 +297,8 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
         const uint32_t kd = ks + lrow * kPitch + lch * 16, vd = vs + lrow * kPitch + lch * 16;
 #pragma unroll
         for (int m = 0; m < kKeys / kRowStep; ++m) {
-          pa_cp_async_16_full<kL2>(kd + m * kRowStep * kPitch, kg + m * kRowStep * kp);
-          pa_cp_async_16_full<kL2>(vd + m * kRowStep * kPitch, vg + m * kRowStep * vp);
+          pa_cp_async_16_full(kd + m * kRowStep * kPitch, kg + m * kRowStep * kp);
+          pa_cp_async_16_full(vd + m * kRowStep * kPitch, vg + m * kRowStep * vp);
         }
         return;
       }
@@ -336,7 +319,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     if (!p.block_mask.buf) return n;
     const int nqb = (seq.len_q - 1) / p.block_q + 1;
     for (; n < tiles; ++n) {
-      const int64_t k0 = tile_k0(n);
+      const int64_t k0 = k_begin + (int64_t)n * kKeys;
       const int64_t k1 = k0 + kKeys < k_end ? k0 + kKeys : k_end;
       const int kb0 = (int)(k0 / p.block_k), nkb = (int)((k1 - 1) / p.block_k) - kb0 + 1;
       int any = 0;
@@ -410,7 +393,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
       load_n = next_kept(load_n + 1);
     }
     const int slot = it % kMmaStages;
-    const int64_t k0 = tile_k0(comp_n);
+    const int64_t k0 = k_begin + (int64_t)comp_n * kKeys;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
     pa_cp_async_commit();
     pa_cp_async_wait<kMmaStages - 1>();

@@ -109,7 +109,6 @@ struct decode_plan {
   int warps;           /* mma: warps per block, each its own split */
   int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
   int early;           /* mma: first K/V tiles issued before Q is staged */
-  int chain;           /* mma, sm_90: launched as a programmatic dependent (decode_mma.cuh) */
   int variant;         /* mma: decode_variant bits (copy form, tile keys, ...) */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
@@ -196,13 +195,12 @@ size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
 }
 /* The tensor-core kernel's variant (decode_mma.cuh, decode_variant bits).
  * POLYATTN_CUDA_DECODE_COPY=lean|async picks the K/V copies (lean: Sk 4k 42.7 -> 41.7
- * us under graph replay, decision 84); POLYATTN_CUDA_DECODE_VARIANT=a+b+... (tokens
- * k16, inter, l2; "base" for none) sets the other bits. Only the instances of
+ * us under graph replay, decision 84); POLYATTN_CUDA_DECODE_VARIANT=a+b+... (token
+ * k16, decision 90; "base" for none) sets the other bits. Only the instances of
  * kVariantsBuilt exist (launch_mma_dtype); any other combination runs the default. */
 #if PA_HAS_MMA_SYNC
 constexpr int kVariantDefault = kCopyLean;
-constexpr int kVariantsBuilt[] = {kCopyAsync, kCopyLean, kCopyLean | kVarK16, kCopyLean | kVarInter,
-                                  kCopyLean | kVarK16 | kVarInter, kCopyLean | kVarL2};
+constexpr int kVariantsBuilt[] = {kCopyAsync, kCopyLean, kCopyLean | kVarK16};
 #endif
 int variant_mode() {
 #if PA_HAS_MMA_SYNC
@@ -212,8 +210,6 @@ int variant_mode() {
     for (const char *at = env; *at;) {
       const size_t n = strcspn(at, "+");
       if (n == 3 && !strncmp(at, "k16", n)) v |= kVarK16;
-      else if (n == 5 && !strncmp(at, "inter", n)) v |= kVarInter;
-      else if (n == 2 && !strncmp(at, "l2", n)) v |= kVarL2;
       at += n + (at[n] == '+');
     }
   }
@@ -256,10 +252,6 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
   L.variant = L.mma ? variant_mode() : 0;
-  /* POLYATTN_CUDA_DECODE_CHAIN=1: the split kernel as a programmatic dependent launch
-   * (sm_90 code only, not with the cluster merge, whose launch carries its own attribute). */
-  const char *chain = getenv("POLYATTN_CUDA_DECODE_CHAIN");
-  L.chain = L.mma && chain && *chain && strcmp(chain, "0") != 0 && decode_arch90(dev);
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
@@ -323,7 +315,6 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
    * keys) keeps them and merges with the merge kernel instead. */
   if (L.merge == kMergeCluster && L.splits / unit > kClusterMaxBlocks) L.merge = kMergeKernel;
 #endif
-  if (L.merge == kMergeCluster) L.chain = 0;
   L.workspace = L.merge == kMergeCluster ? 0 /* partials stay in shared memory */
                 : parts_bytes(p, L);
   if (L.merge == kMergeTicket) /* the arrival words, aligned to 8 bytes in any workspace */
@@ -797,27 +788,21 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
     if (e != cudaSuccess) return e;
   }
   const dim3 grid((unsigned)(L.splits / L.warps), (unsigned)p->heads_kv, (unsigned)p->batch);
-  if (L.merge != kMergeCluster && !L.chain) {
+  if (L.merge != kMergeCluster) {
     decode_mma_kernel<T, DB, V><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
     return cudaGetLastError();
   }
-  /* L.chain: a programmatic dependent launch. Else one cluster per (batch entry, kv
-   * head): its grid.x blocks (<= kClusterMaxBlocks). */
+  /* One cluster per (batch entry, kv head): its grid.x blocks (<= kClusterMaxBlocks). */
   cudaLaunchConfig_t cfg = {};
   cfg.gridDim = grid;
   cfg.blockDim = dim3((unsigned)(L.warps * kWarpSize));
   cfg.dynamicSmemBytes = L.smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];
-  if (L.chain) {
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-  } else {
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = grid.x;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
-  }
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = grid.x;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
   return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB, V>, *p, L);
@@ -835,9 +820,6 @@ cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStre
   switch (L.variant) {
   case kCopyAsync: return launch_mma_v<kCopyAsync>(p, L, stream);
   case kCopyLean | kVarK16: return launch_mma_v<kCopyLean | kVarK16>(p, L, stream);
-  case kCopyLean | kVarInter: return launch_mma_v<kCopyLean | kVarInter>(p, L, stream);
-  case kCopyLean | kVarK16 | kVarInter: return launch_mma_v<kCopyLean | kVarK16 | kVarInter>(p, L, stream);
-  case kCopyLean | kVarL2: return launch_mma_v<kCopyLean | kVarL2>(p, L, stream);
   default: return launch_mma_v<kCopyLean>(p, L, stream);
   }
 }

@@ -14,6 +14,8 @@
 # default measured first and last and SDPA flash/cuDNN; then the two fastest new
 # settings at Sk 4k (graph) through the decode sweep, graph capture, 20-run determinism
 # (and memcheck for the fastest); then the default's sweep, graph capture and memcheck.
+# As run in R2 (95486e6): inter, l2 and chain were removed after it (docs/decisions.md
+# 91), so against later code those tokens and POLYATTN_CUDA_DECODE_CHAIN are ignored.
 # Budget 100 s; most important first. Logs under $OUT.
 set -uo pipefail
 gzip -d lib/*.gz bin/*.gz 2>/dev/null
