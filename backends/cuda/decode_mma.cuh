@@ -35,14 +35,14 @@
  * L.early issues the first K/V tiles before Q is staged (Q's load latency hidden
  * behind them) instead of after.
  *
- * How a warp's K/V rows reach its ring is the template parameter Copy (decode_copy,
- * chosen on the host: a run-time switch inside the loop costs 30-40%, decision 82).
- * Both copy 16 bytes per cp.async, lane l taking chunk l % 16 of rows l / 16 + 2m
- * (at hd 128):
- *   lean   (the default) a tile with all 32 rows and D = Dv = the bucket (at hd 128
- *          every tile but perhaps a split's last) is 32 unpredicated copies per lane
- *          from one row pointer stepped by 2 rows (shared-memory offsets immediates,
- *          no zero-fill operand); any other tile as in async
+ * The kernel's variant is the template parameter V, bits of decode_variant, chosen on
+ * the host (a run-time switch inside the loop costs 30-40%, decision 82).
+ * How a warp's K/V rows reach its ring (bit kCopyLean): both copy 16 bytes per
+ * cp.async, lane l taking chunk l % 16 of rows l / 16 + 2m (at hd 128):
+ *   lean   (the default) a tile with all its rows and D = Dv = the bucket (at hd 128
+ *          every tile but perhaps a split's last) is unpredicated copies from one row
+ *          pointer stepped by 2 rows (shared-memory offsets immediates, no zero-fill
+ *          operand); any other tile as in async
  *   async  one loop for every tile: per copy, the row and chunk from the index, the
  *          64-bit address, and the zero-fill tests (row past the split's end, column
  *          past D or Dv)
@@ -50,6 +50,13 @@
  * per K/V row on an mbarrier (capped at 2.44 TB/s at every length), and TMA boxes of
  * 32 rows x 64 columns into a swizzled ring (level with lean at Sk 4k, 2-4% slower at
  * 32k and 128k).
+ * kVarK16 (eighth session, a tuning aid: decision 90): tiles of 16 keys and up to 8
+ * warps (splits) per block in the same shared memory, two warps per SM
+ * sub-partition. Measured on the H200 against the default: 1% faster at Sk 32k and
+ * 128k, 1.0-1.3 us slower at 4k (the merge of 16 splits). Also measured and removed
+ * (decisions 90, 91): O's rescale skipped when no row's maximum moved, two Q.K^T
+ * accumulator sets, the block's warps taking its tiles in turn, the .L2::256B hint,
+ * and the kernel as a programmatic dependent launch.
  *
  * Rows: r = i * G + g (query row i, head g of the group), as in the fp32 kernel.
  * Masks: a tile inside every row's key range with no block mask takes the fast path
@@ -63,12 +70,17 @@
 #include "ampere_softmax.cuh"
 
 constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
-constexpr int kMmaKeys = 32;    /* keys per warp tile */
+constexpr int kMmaKeys = 32;    /* keys per warp tile (16 under kVarK16) */
 constexpr int kMmaStages = 3;   /* tiles in flight per warp (the one computed included) */
-constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block */
+constexpr int kMmaWarpsMax = 4; /* warps (= splits) per block at 32-key tiles */
 
-/* How K/V tiles are copied (the kernel's Copy parameter; POLYATTN_CUDA_DECODE_COPY). */
-enum decode_copy { kCopyAsync = 0, kCopyLean = 1 };
+/* The kernel's variant bits (template parameter V; POLYATTN_CUDA_DECODE_COPY and
+ * POLYATTN_CUDA_DECODE_VARIANT, fwd_decode.cu `variant_mode`). kCopyAsync is no bit. */
+enum decode_variant { kCopyAsync = 0, kCopyLean = 1, kVarK16 = 2 };
+/* Keys per tile, and warps per block at most, of variant v: 16-key tiles take half a
+ * 32-key ring, so twice the warps fit in the same shared memory. */
+__host__ __device__ constexpr int mma_keys(int v) { return v & kVarK16 ? kMmaKeys / 2 : kMmaKeys; }
+__host__ __device__ constexpr int mma_warps_max(int v) { return v & kVarK16 ? 2 * kMmaWarpsMax : kMmaWarpsMax; }
 
 /* 16-byte global -> shared copy of a whole chunk (no zero-fill operand). */
 __device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
@@ -80,9 +92,9 @@ __device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *sr
 /* Bytes of one smem row (K, V or Q) of head-dim bucket db: 16 bytes of padding shift
  * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
 __host__ __device__ constexpr int mma_pitch(int db) { return db * 2 + kRowPad; }
-/* One warp's ring, and the staged Q. */
-__host__ __device__ constexpr size_t mma_ring_bytes(int db) {
-  return (size_t)kMmaStages * 2 * kMmaKeys * mma_pitch(db);
+/* One warp's ring of `keys`-key tiles, and the staged Q. */
+__host__ __device__ constexpr size_t mma_ring_bytes(int db, int keys = kMmaKeys) {
+  return (size_t)kMmaStages * 2 * keys * mma_pitch(db);
 }
 __host__ __device__ constexpr size_t mma_q_bytes(int db) { return (size_t)kMmaRows * mma_pitch(db); }
 
@@ -99,7 +111,10 @@ static_assert(kMmaWarpsMax * kMmaRows * (128 + 2) * 4 <= (int)mma_ring_bytes(128
 
 /* Ticket merge: the arrival word is kTicketTag << 16 | blocks arrived so far. */
 constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payload in its high half */
-constexpr int kTicketBatch = 8; /* splits whose partials one merging thread loads at once */
+/* Splits whose partials one merging thread loads at once: a block's warps times two
+ * (8 at 32-key tiles, 16 under kVarK16), so that the default grid's merge (two blocks
+ * per (batch entry, kv head) at Sk 4k) is one L2 round trip. */
+__host__ __device__ constexpr int ticket_batch(int v) { return 2 * mma_warps_max(v); }
 
 /* Programmatic dependent launch (sm_90; no-ops in code compiled for older targets,
  * where the host never asks for it: decode_arch90()). */
@@ -132,8 +147,9 @@ __device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, 
  * (batch entry, kv head) the merge of its R rows over all L.splits splits, in
  * split order (the order of decode_merge_kernel, so results do not depend on which
  * block arrives last). Each thread merges 4 columns of one row; it loads the m, l
- * and O of kTicketBatch splits at once (one L2 round trip in all when splits <= 8).
+ * and O of kTicketBatch splits at once (one L2 round trip in all when splits <= kTicketBatch).
  * Partials are read with ld.global.cg: other blocks wrote them, so not from L1. */
+template <int kTicketBatch>
 __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
                                           int b, int hkv, int G, int R, int64_t row0) {
   __shared__ int last;
@@ -219,13 +235,14 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
   }
 }
 
-template <typename T, int DB, int Copy>
-__global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
+template <typename T, int DB, int V>
+__global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     decode_mma_kernel(const __grid_constant__ pa_problem p, const __grid_constant__ decode_plan L) {
 #if PA_AMPERE_ARCH_OK
-  constexpr bool kLean = Copy == kCopyLean;
+  constexpr bool kLean = (V & kCopyLean) != 0;
+  constexpr int kKeys = mma_keys(V); /* keys per tile */
   constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
-  constexpr int NT = kMmaKeys / 8;  /* score n-tiles */
+  constexpr int NT = kKeys / 8;     /* score n-tiles */
   constexpr int DT = DB / 8;        /* output n-tiles */
   constexpr int kPitch = mma_pitch(DB);
   constexpr int kChunks = DB / 8;   /* 16-byte chunks per row */
@@ -248,10 +265,10 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   const int64_t s0 = (int64_t)split * L.split_keys;
   const int64_t k_begin = lo_any > s0 ? lo_any : s0;
   const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
-  const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kMmaKeys - 1) / kMmaKeys) : 0;
+  const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kKeys - 1) / kKeys) : 0;
 
-  constexpr int kTileBytesKV = kMmaKeys * kPitch; /* one K (V) tile */
-  char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB);
+  constexpr int kTileBytesKV = kKeys * kPitch; /* one K (V) tile */
+  char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB, kKeys);
   auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kTileBytesKV; };
   auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kTileBytesKV; };
   /* Shared address of 16-byte chunk c of row r of a K or V tile at `tile`. */
@@ -263,23 +280,23 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
    * are zero-filled without a global read, so no NaN of stale smem meets a p = 0.
    * lean: lane l copies chunk lch of rows lrow + m * kRowStep of a whole tile. */
   constexpr int kRowStep = kWarpSize / kChunks;
-  static_assert(kWarpSize % kChunks == 0 && kMmaKeys % kRowStep == 0, "lean: whole rows per warp pass");
+  static_assert(kWarpSize % kChunks == 0 && kKeys % kRowStep == 0, "lean: whole rows per warp pass");
   const int lrow = lane / kChunks, lch = lane % kChunks;
   const bool full_dims = D == DB && Dv == DB;
   auto load_tile = [&](int n, int slot) {
-    const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
-    const int nk = (int)(k_end - k0 < kMmaKeys ? k_end - k0 : kMmaKeys);
+    const int64_t k0 = k_begin + (int64_t)n * kKeys;
+    const int nk = (int)(k_end - k0 < kKeys ? k_end - k0 : kKeys);
     const uint32_t ks = pa_smem_addr(k_tile(slot)), vs = pa_smem_addr(v_tile(slot));
     const int64_t kp = p.k.stride_s * 2, vp = p.v.stride_s * 2;
     if constexpr (kLean) {
-      if (full_dims && nk == kMmaKeys) {
+      if (full_dims && nk == kKeys) {
         const char *kg = static_cast<const char *>(p.k.ptr) +
                          pa_view_row(&p.k, b, k0 + lrow, seq.k_start, hkv) * 2 + lch * 16;
         const char *vg = static_cast<const char *>(p.v.ptr) +
                          pa_view_row(&p.v, b, k0 + lrow, seq.k_start, hkv) * 2 + lch * 16;
         const uint32_t kd = ks + lrow * kPitch + lch * 16, vd = vs + lrow * kPitch + lch * 16;
 #pragma unroll
-        for (int m = 0; m < kMmaKeys / kRowStep; ++m) {
+        for (int m = 0; m < kKeys / kRowStep; ++m) {
           pa_cp_async_16_full(kd + m * kRowStep * kPitch, kg + m * kRowStep * kp);
           pa_cp_async_16_full(vd + m * kRowStep * kPitch, vg + m * kRowStep * vp);
         }
@@ -289,7 +306,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     const char *kg = static_cast<const char *>(p.k.ptr) + pa_view_row(&p.k, b, k0, seq.k_start, hkv) * 2;
     const char *vg = static_cast<const char *>(p.v.ptr) + pa_view_row(&p.v, b, k0, seq.k_start, hkv) * 2;
 #pragma unroll 4
-    for (int idx = lane; idx < kMmaKeys * kChunks; idx += kWarpSize) {
+    for (int idx = lane; idx < kKeys * kChunks; idx += kWarpSize) {
       const int j = idx / kChunks, ch = idx - j * kChunks;
       const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
       pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
@@ -302,8 +319,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     if (!p.block_mask.buf) return n;
     const int nqb = (seq.len_q - 1) / p.block_q + 1;
     for (; n < tiles; ++n) {
-      const int64_t k0 = k_begin + (int64_t)n * kMmaKeys;
-      const int64_t k1 = k0 + kMmaKeys < k_end ? k0 + kMmaKeys : k_end;
+      const int64_t k0 = k_begin + (int64_t)n * kKeys;
+      const int64_t k1 = k0 + kKeys < k_end ? k0 + kKeys : k_end;
       const int kb0 = (int)(k0 / p.block_k), nkb = (int)((k1 - 1) / p.block_k) - kb0 + 1;
       int any = 0;
       for (int x = lane; x < G * nqb * nkb; x += kWarpSize) {
@@ -376,7 +393,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       load_n = next_kept(load_n + 1);
     }
     const int slot = it % kMmaStages;
-    const int64_t k0 = k_begin + (int64_t)comp_n * kMmaKeys;
+    const int64_t k0 = k_begin + (int64_t)comp_n * kKeys;
     const char *kt = k_tile(slot), *vt = v_tile(slot);
     pa_cp_async_commit();
     pa_cp_async_wait<kMmaStages - 1>();
@@ -400,8 +417,8 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
     }
 
     /* Scores: raw on the fast path inside every row's range, else element-wise. */
-    const bool whole = fast && !p.block_mask.buf && k0 >= lo_all && k0 + kMmaKeys <= hi_all &&
-                       k0 + kMmaKeys <= k_end;
+    const bool whole = fast && !p.block_mask.buf && k0 >= lo_all && k0 + kKeys <= hi_all &&
+                       k0 + kKeys <= k_end;
     if (!whole) {
 #pragma unroll
       for (int n = 0; n < NT; ++n)
@@ -451,7 +468,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
   for (int rr = 0; rr < 2; ++rr) l_row[rr] = pa_quad_sum(row[rr].l);
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (L.merge == kMergeCluster) {
+  if (mma_warps_max(V) <= kMmaWarpsMax && L.merge == kMergeCluster) { /* the plan keeps K16 off it */
     namespace cg = cooperative_groups;
     cg::cluster_group cluster = cg::this_cluster();
     /* 1. This block's partials into its own ring (every warp is done with the ring and Q). */
@@ -576,7 +593,7 @@ __global__ void __launch_bounds__(kMmaWarpsMax * kWarpSize)
       L.part_l[at] = l;
     }
   }
-  if (L.merge == kMergeTicket) ticket_merge(p, L, seq, b, hkv, G, R, row0);
+  if (L.merge == kMergeTicket) ticket_merge<ticket_batch(V)>(p, L, seq, b, hkv, G, R, row0);
 #else
   __trap(); /* pa_cuda_decode_supports() never plans this path below sm_80 */
 #endif

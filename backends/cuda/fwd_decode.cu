@@ -109,7 +109,7 @@ struct decode_plan {
   int warps;           /* mma: warps per block, each its own split */
   int merge;           /* decode_merge; kMergeKernel unless the mma kernel serves */
   int early;           /* mma: first K/V tiles issued before Q is staged */
-  int copy;            /* mma: decode_copy, how K/V tiles reach shared memory */
+  int variant;         /* mma: decode_variant bits (copy form, tile keys, ...) */
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
@@ -193,13 +193,32 @@ size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
   return (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
          ((size_t)p->head_dim_v + 2) * sizeof(float);
 }
-/* POLYATTN_CUDA_DECODE_COPY=lean|async picks the tensor-core kernel's K/V copies
- * (decode_mma.cuh); lean is the default (Sk 4k 42.7 -> 41.7 us under graph replay,
- * decision 84). */
-int copy_mode() {
+/* The tensor-core kernel's variant (decode_mma.cuh, decode_variant bits).
+ * POLYATTN_CUDA_DECODE_COPY=lean|async picks the K/V copies (lean: Sk 4k 42.7 -> 41.7
+ * us under graph replay, decision 84); POLYATTN_CUDA_DECODE_VARIANT=a+b+... (token
+ * k16, decision 90; "base" for none) sets the other bits. Only the instances of
+ * kVariantsBuilt exist (launch_mma_dtype); any other combination runs the default. */
 #if PA_HAS_MMA_SYNC
-  const char *env = getenv("POLYATTN_CUDA_DECODE_COPY");
-  return env && !strcmp(env, "async") ? (int)kCopyAsync : (int)kCopyLean;
+constexpr int kVariantDefault = kCopyLean;
+constexpr int kVariantsBuilt[] = {kCopyAsync, kCopyLean, kCopyLean | kVarK16};
+#endif
+int variant_mode() {
+#if PA_HAS_MMA_SYNC
+  int v = kVariantDefault;
+  if (const char *env = getenv("POLYATTN_CUDA_DECODE_VARIANT")) {
+    v &= kCopyLean;
+    for (const char *at = env; *at;) {
+      const size_t n = strcspn(at, "+");
+      if (n == 3 && !strncmp(at, "k16", n)) v |= kVarK16;
+      at += n + (at[n] == '+');
+    }
+  }
+  const char *copy = getenv("POLYATTN_CUDA_DECODE_COPY");
+  if (copy && !strcmp(copy, "async")) v &= ~kCopyLean;
+  else if (copy && !strcmp(copy, "lean")) v |= kCopyLean;
+  for (int b : kVariantsBuilt)
+    if (b == v) return v;
+  return kVariantDefault;
 #else
   return 0;
 #endif
@@ -232,15 +251,18 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   L.merge = L.mma ? merge_mode(dev) : kMergeKernel;
   const char *early = getenv("POLYATTN_CUDA_DECODE_EARLY");
   L.early = early && *early ? strcmp(early, "0") != 0 : kEarlyDefault;
-  L.copy = L.mma ? copy_mode() : 0;
+  L.variant = L.mma ? variant_mode() : 0;
   int unit = 1, per_sm;
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
-    L.tile_keys = kMmaKeys;
+    L.tile_keys = mma_keys(L.variant);
     L.row_bytes = mma_pitch(L.bucket);
-    const size_t ring = mma_ring_bytes(L.bucket), q = mma_q_bytes(L.bucket);
+    const size_t ring = mma_ring_bytes(L.bucket, L.tile_keys), q = mma_q_bytes(L.bucket);
+    const int most_warps = mma_warps_max(L.variant);
     L.warps = (int)((dev->smem_optin - q) / ring);
-    L.warps = L.warps > kMmaWarpsMax ? kMmaWarpsMax : L.warps;
+    L.warps = L.warps > most_warps ? most_warps : L.warps;
+    /* the cluster merge's shared arrays hold kMmaWarpsMax warps' partials per block */
+    if (L.merge == kMergeCluster && most_warps > kMmaWarpsMax) L.merge = kMergeKernel;
     /* Tuning aid: POLYATTN_CUDA_DECODE_WARPS=n takes n < L.warps warps (splits) per
      * block, so that more, smaller blocks share an SM. Plan and forward read it alike. */
     if (const char *env = getenv("POLYATTN_CUDA_DECODE_WARPS")) {
@@ -743,7 +765,7 @@ cudaError_t launch_split(const pa_problem *p, const decode_plan &L, cudaStream_t
  * memory depends on the bucket and the device only, so one opt-in per (kernel,
  * device) serves every call. */
 #if PA_HAS_MMA_SYNC
-template <typename T, int DB, int Copy>
+template <typename T, int DB, int V>
 cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   static std::atomic<unsigned long long> opted(0);
   int device = 0;
@@ -751,23 +773,23 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
   if (L.smem > kDefaultSmem && (!bit || !(opted.load(std::memory_order_acquire) & bit))) {
-    /* the most any plan asks for (kMmaWarpsMax warps; POLYATTN_CUDA_DECODE_WARPS may
-     * ask for fewer), so one opt-in serves every call; else what this call needs */
-    const size_t most = mma_q_bytes(DB) + (size_t)kMmaWarpsMax * mma_ring_bytes(DB);
-    e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, Copy>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    /* the most any plan asks for (mma_warps_max(V) warps; POLYATTN_CUDA_DECODE_WARPS
+     * may ask for fewer), so one opt-in serves every call; else what this call needs */
+    const size_t most = mma_q_bytes(DB) + (size_t)mma_warps_max(V) * mma_ring_bytes(DB, mma_keys(V));
+    e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)(most > L.smem ? most : L.smem));
     if (e == cudaSuccess) {
       opted.fetch_or(bit, std::memory_order_acq_rel);
     } else {
       (void)cudaGetLastError(); /* not left for the launch check below */
-      e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, Copy>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                (int)L.smem);
     }
     if (e != cudaSuccess) return e;
   }
   const dim3 grid((unsigned)(L.splits / L.warps), (unsigned)p->heads_kv, (unsigned)p->batch);
   if (L.merge != kMergeCluster) {
-    decode_mma_kernel<T, DB, Copy><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
+    decode_mma_kernel<T, DB, V><<<grid, L.warps * kWarpSize, L.smem, stream>>>(*p, L);
     return cudaGetLastError();
   }
   /* One cluster per (batch entry, kv head): its grid.x blocks (<= kClusterMaxBlocks). */
@@ -783,21 +805,23 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   attr[0].val.clusterDim.z = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB, Copy>, *p, L);
+  return cudaLaunchKernelEx(&cfg, decode_mma_kernel<T, DB, V>, *p, L);
 }
 
-/* The tensor-core kernel's instance: dtype x bucket x decode_copy. */
-cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
+/* The tensor-core kernel's instance: dtype x bucket x variant (kVariantsBuilt). */
+template <int V>
+cudaError_t launch_mma_v(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   const bool bf = p->dtype == POLYATTN_DTYPE_BF16, b64 = L.bucket == 64;
-  if (L.copy == kCopyLean)
-    return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, kCopyLean>(p, L, stream)
-                     : launch_mma<__nv_bfloat16, 128, kCopyLean>(p, L, stream))
-              : (b64 ? launch_mma<__half, 64, kCopyLean>(p, L, stream)
-                     : launch_mma<__half, 128, kCopyLean>(p, L, stream));
-  return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, kCopyAsync>(p, L, stream)
-                   : launch_mma<__nv_bfloat16, 128, kCopyAsync>(p, L, stream))
-            : (b64 ? launch_mma<__half, 64, kCopyAsync>(p, L, stream)
-                   : launch_mma<__half, 128, kCopyAsync>(p, L, stream));
+  return bf ? (b64 ? launch_mma<__nv_bfloat16, 64, V>(p, L, stream)
+                   : launch_mma<__nv_bfloat16, 128, V>(p, L, stream))
+            : (b64 ? launch_mma<__half, 64, V>(p, L, stream) : launch_mma<__half, 128, V>(p, L, stream));
+}
+cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
+  switch (L.variant) {
+  case kCopyAsync: return launch_mma_v<kCopyAsync>(p, L, stream);
+  case kCopyLean | kVarK16: return launch_mma_v<kCopyLean | kVarK16>(p, L, stream);
+  default: return launch_mma_v<kCopyLean>(p, L, stream);
+  }
 }
 #endif
 

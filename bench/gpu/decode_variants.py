@@ -19,6 +19,11 @@ max |polyattn - flash| and finiteness (the float64 oracle check is test_forward'
       cluster:POLYATTN_CUDA_DECODE_MERGE=cluster,POLYATTN_CUDA_DECODE_EARLY=1'
       [--sk 4096,32768,131072] [--json out.jsonl]
 
+A variant's pseudo-setting LAYOUT=bhsd (not an environment variable) times it on copies
+of K/V whose memory is [B, Hkv, Sk, D] (each kv head's keys contiguous), passed as the
+same strided [B, Sk, Hkv, D] view: a diagnostic of the access pattern, not the issue's
+layout.
+
 Needs torch, the polyattn package (bindings/python) and bench/compare_torch.py next to
 it or in ../ (the devkit copies them beside this file).
 """
@@ -38,7 +43,8 @@ import compare_torch as ct  # noqa: E402
 ENV_KEYS = ("POLYATTN_CUDA_DECODE_MERGE", "POLYATTN_CUDA_DECODE_EARLY",
             "POLYATTN_CUDA_DECODE_TICKET_ZERO",
             "POLYATTN_CUDA_DECODE_SPLITS", "POLYATTN_CUDA_DECODE_PATH",
-            "POLYATTN_CUDA_DECODE_COPY", "POLYATTN_CUDA_DECODE_WARPS")
+            "POLYATTN_CUDA_DECODE_COPY", "POLYATTN_CUDA_DECODE_WARPS",
+            "POLYATTN_CUDA_DECODE_VARIANT")
 
 
 def parse_variants(text):
@@ -56,7 +62,7 @@ def parse_variants(text):
 def set_env(env):
     for k in ENV_KEYS:
         os.environ.pop(k, None)
-    os.environ.update(env)
+    os.environ.update({k: v for k, v in env.items() if k != "LAYOUT"})
 
 
 class Timers:
@@ -184,10 +190,20 @@ def main():
                     for t in timers if t in res),
                     " ".join("%s=%s" % kv for kv in (extra or {}).items())), flush=True)
 
+            kv_bhsd = None
             for name, env in variants:
                 set_env(env)
                 try:
-                    calls = [tp.prepare(qs[c], ks[c], vs[c], os_[c], False, None)[0]
+                    kk, vv = ks, vs
+                    if env.get("LAYOUT") == "bhsd":
+                        # a diagnostic, not the issue's layout: the same values with each
+                        # kv head's keys contiguous ([B, Hkv, Sk, D] memory, passed as the
+                        # strided [B, Sk, Hkv, D] view)
+                        if kv_bhsd is None:
+                            kv_bhsd = ([k.transpose(1, 2).contiguous().transpose(1, 2) for k in ks],
+                                       [v.transpose(1, 2).contiguous().transpose(1, 2) for v in vs])
+                        kk, vv = kv_bhsd
+                    calls = [tp.prepare(qs[c], kk[c], vv[c], os_[c], False, None)[0]
                              for c in range(ncopy)]
                     os_[0].fill_(float("nan"))
                     calls[0]()
@@ -230,7 +246,7 @@ def main():
                     except Exception as e:  # noqa: BLE001
                         print("%7d %-22s ERROR %s" % (Sk, name, ct._err_line(e)), flush=True)
             tp.release()
-            del qs, ks, vs, os_, qts, kts, vts, ref
+            del qs, ks, vs, os_, qts, kts, vts, ref, kv_bhsd
             torch.cuda.empty_cache()
     if out:
         out.close()
