@@ -174,7 +174,9 @@ enum {
   PA_HOPPER_MBAR_K_EMPTY = PA_HOPPER_MBAR_V_FULL + PA_HOPPER_MAX_STAGES, /* K read (RELEASE) */
   PA_HOPPER_MBAR_EMPTY = PA_HOPPER_MBAR_K_EMPTY + PA_HOPPER_MAX_STAGES,  /* V (and K) read */
   PA_HOPPER_MBAR_Q_EMPTY = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES, /* Q read (PERSIST) */
-  PA_HOPPER_MBARS = PA_HOPPER_MBAR_Q_EMPTY + 1, /* <= 16: static_smem_bytes */
+  PA_HOPPER_MBAR_TILE_FULL = PA_HOPPER_MBAR_Q_EMPTY + 1,  /* PERSIST: `handoff` written */
+  PA_HOPPER_MBAR_TILE_EMPTY = PA_HOPPER_MBAR_TILE_FULL + 1, /* PERSIST: `handoff` read */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_TILE_EMPTY + 1, /* <= 16: static_smem_bytes */
   PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
 };
 
@@ -291,11 +293,16 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   auto b_empty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_EMPTY + s]); };
   auto b_kempty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_EMPTY + s]); };
   const uint32_t b_qempty = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_EMPTY]);
+  const uint32_t b_tfull = pa_hsmem(&bars[PA_HOPPER_MBAR_TILE_FULL]);
+  const uint32_t b_tempty = pa_hsmem(&bars[PA_HOPPER_MBAR_TILE_EMPTY]);
 
   /* The block's query tiles: one per block, query blocks last-first (under a causal
    * mask the later rows keep the most keys), or PERSIST's: the producer takes each
    * (pa_hopper_tile_at's fixed sequence, or the next from a.next_tile) and hands it
-   * to the consumers through `handoff` with Q's barrier. */
+   * to the consumers through `handoff`, guarded by its own pair of barriers (written:
+   * the producer's arrive; read: every consumer thread's), which compute-sanitizer's
+   * racecheck follows (with Q's barrier alone, released by the TMA's bytes, it reported
+   * the hand-off as a race: eighth session's final run). */
   __shared__ int32_t handoff[4]; /* PERSIST: the tile's batch entry, head, first row; valid */
   pa_block_ctx c;
   int n_lo = 0, n_hi = 0;
@@ -340,6 +347,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_mbar_init(b_empty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
     }
     pa_mbar_init(b_qempty, CONSUMER_WARPS);
+    pa_mbar_init(b_tfull, 1);
+    pa_mbar_init(b_tempty, 32 * CONSUMER_WARPS);
     pa_mbar_init_fence();
   }
   /* multicast: the peer's copies and arrives may reach this block's barriers as soon
@@ -373,13 +382,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           /* the previous tile's consumers are done with Q and have read `handoff`
            * (a fresh barrier counts as released) */
           pa_mbar_wait(b_qempty, q_phase ^ 1);
+          pa_mbar_wait(b_tempty, q_phase ^ 1);
           handoff[0] = b, handoff[1] = h, handoff[2] = i0, handoff[3] = 1;
+          pa_mbar_arrive(b_tfull);
         } else if (k > 0) {
           break;
         }
         q_phase ^= 1;
         const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
-        pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes); /* releases `handoff` too */
+        pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
           pa_tma_load_4d(s_q + x * cfg::q_panel, &a.tq, b_q, 64 * x, (int)c.seq.q_start + c.i0,
@@ -417,10 +428,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           if (++stage == STAGES) stage = 0, phase ^= 1;
         }
       }
-      if (PERSIST) { /* no more tiles: an arrive without Q */
-        pa_mbar_wait(b_qempty, q_phase ^ 1);
+      if (PERSIST) { /* no more tiles */
+        pa_mbar_wait(b_tempty, q_phase ^ 1);
         handoff[3] = 0;
-        pa_mbar_arrive(b_q);
+        pa_mbar_arrive(b_tfull);
       }
     }
     if (MCAST) { /* stay until the peer is done with this block's barriers and copies */
@@ -564,12 +575,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   if (PIPE && PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
   for (int k = 0, q_phase = 0;; ++k) {
     if (!PERSIST && k > 0) break;
+    if (PERSIST) { /* the producer's tile, or none left */
+      pa_mbar_wait(b_tfull, q_phase);
+      const int b = handoff[0], h = handoff[1], i0 = handoff[2], valid = handoff[3];
+      pa_mbar_arrive(b_tempty);
+      if (!valid) break;
+      take(b, h, i0);
+    }
     pa_mbar_wait(b_q, q_phase);
     q_phase ^= 1;
-    if (PERSIST) { /* the producer's tile, or none left */
-      if (!handoff[3]) break;
-      take(handoff[0], handoff[1], handoff[2]);
-    }
     slope = pa_problem_alibi_slope(&p, c.b, c.h);
 #pragma unroll
     for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
