@@ -95,7 +95,8 @@ __device__ __forceinline__ void pa_block_list_tile(const pa_problem &p, int32_t 
       out[1 + count + __popc(kept & ((1u << lane) - 1u))] =
           n << PA_BLOCK_LIST_N_SHIFT | partial << PA_BLOCK_LIST_PARTIAL_SHIFT | skip;
     count += __popc(kept);
-    clean = clean && !__any_sync(0xffffffffu, listed && (skip | partial) != 0);
+    /* a ballot, not __any_sync: HIP's shim (hip_vendor.h) has the ballot only */
+    clean = clean && __ballot_sync(0xffffffffu, listed && (skip | partial) != 0) == 0u;
   }
   if (lane == 0) {
     out[0] = count | (clean && count == n_hi - n_lo ? (int)PA_BLOCK_LIST_FULL : 0);
