@@ -191,7 +191,7 @@ bool is16(const pa_problem *p) {
   return p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16;
 }
 
-dim3 row_grid_n(const pa_problem *p, int rows_per_warp) {
+dim3 row_grid(const pa_problem *p, int rows_per_warp) {
   const int rows = kPrepWarps * rows_per_warp;
   return dim3((unsigned)((p->seqlen_q + rows - 1) / rows), (unsigned)p->heads_q,
               (unsigned)p->batch);
@@ -200,20 +200,15 @@ dim3 row_grid_n(const pa_problem *p, int rows_per_warp) {
 template <bool BF16, int ROWS>
 void prep16_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (p->head_dim_v <= 64)
-    pa_bwd_prep16_kernel<BF16, ROWS, 2><<<row_grid_n(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    pa_bwd_prep16_kernel<BF16, ROWS, 2><<<row_grid(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
   else
-    pa_bwd_prep16_kernel<BF16, ROWS, 4><<<row_grid_n(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    pa_bwd_prep16_kernel<BF16, ROWS, 4><<<row_grid(p, ROWS), kPrepWarps * 32, 0, stream>>>(*p, ws);
 }
 
 size_t align256(size_t n) { return (n + 255) & ~(size_t)255; }
 
 size_t stats_bytes(const pa_problem *p) {
   return align256((size_t)stat_rows(p) * (size_t)p->heads_q * sizeof(float));
-}
-
-dim3 row_grid(const pa_problem *p) {
-  return dim3((unsigned)((p->seqlen_q + kPrepRows - 1) / kPrepRows), (unsigned)p->heads_q,
-              (unsigned)p->batch);
 }
 
 bool has_rows(const pa_problem *p) { return p->seqlen_q > 0 && p->total_q > 0; }
@@ -243,7 +238,7 @@ cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t s
   if (!has_rows(p)) return cudaSuccess;
   const int rows = prep_rows(p->head_dim_v);
   if (rows == 0 || !is16(p) || p->head_dim_v > 128 || p->head_dim > 128) {
-    pa_bwd_prep_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    pa_bwd_prep_kernel<<<row_grid(p, kPrepRowsPerWarp), kPrepWarps * 32, 0, stream>>>(*p, ws);
     return cudaGetLastError();
   }
   const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
@@ -263,9 +258,9 @@ cudaError_t pa_bwd_finish(const pa_problem *p, const pa_cuda_device *dev, const 
                    (uintptr_t)p->dq.ptr % 8 == 0 && p->dq.stride_b % 4 == 0 &&
                    p->dq.stride_s % 4 == 0 && p->dq.stride_h % 4 == 0;
   const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
-  const dim3 g = row_grid_n(p, rows ? rows : kPrepRowsPerWarp);
+  const dim3 g = row_grid(p, rows ? rows : kPrepRowsPerWarp);
   if (!v16)
-    pa_bwd_convert_kernel<<<row_grid(p), kPrepWarps * 32, 0, stream>>>(*p, ws);
+    pa_bwd_convert_kernel<<<row_grid(p, kPrepRowsPerWarp), kPrepWarps * 32, 0, stream>>>(*p, ws);
   else if (rows == 4)
     bf16 ? pa_bwd_convert16_kernel<true, 4><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws)
          : pa_bwd_convert16_kernel<false, 4><<<g, kPrepWarps * 32, 0, stream>>>(*p, ws);
