@@ -67,7 +67,7 @@ namespace {
  * and its hd256 tile (80 keys, 2 stages: Q 64 KiB + 2 x (K + V) 160 KiB of the 227 KiB
  * a block may use; O alone is 128 of a consumer's 240 registers); the variants'
  * figures on the H200 are in bench/RESULTS.md (fourth to sixth sessions). */
-template <int D, int STAGES = 2, int NWG = 2, int BK = 128>
+template <int D, int STAGES = 2, int NWG = 2, int BK = 128, int QBUFS = 1>
 struct pa_hopper_cfg {
   enum {
     consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
@@ -77,6 +77,7 @@ struct pa_hopper_cfg {
                               or 64 at hd256 ("-k64") */
     threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
     stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
+    q_bufs = QBUFS,        /* Q buffers: 1, or 2 in the persistent "-q2" variants */
     panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
     /* setmaxnreg budgets: 128 x 24 + 256 x 240 = 64512 (two consumers) and
      * 128 x 24 + 384 x 160 = 64512 (three) of the SM's 65536 */
@@ -88,15 +89,16 @@ struct pa_hopper_cfg {
   };
   static constexpr int q_panel = block_q * 128, kv_panel = block_k * 128;
   static constexpr int q_bytes = block_q * D * 2, kv_bytes = block_k * D * 2;
-  /* [Q][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
-  static constexpr int smem_bytes = 1024 + q_bytes + stages * 2 * kv_bytes;
-  /* the kernel's static shared memory: the mbarriers (at most 16) and the block
-   * list's head, 1152 bytes, which ptxas rounds up to 2048 (the dynamic array's
+  /* [Q0][Q1][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
+  static constexpr int smem_bytes = 1024 + q_bufs * q_bytes + stages * 2 * kv_bytes;
+  /* the kernel's static shared memory: the mbarriers (at most 20) and the block
+   * list's head, at most 1200 bytes, which ptxas rounds up to 2048 (the dynamic array's
    * 1024-byte alignment). hd256 on 80-key tiles fills the 227 KiB exactly. */
   static constexpr int static_smem_bytes = 2048;
-  static_assert(8 * 16 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
+  static_assert(8 * 20 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
                 "static shared memory: mbarriers, the list's head, the persistent hand-off");
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
+  static_assert(QBUFS == 1 || QBUFS == 2, "one or two Q buffers");
   static_assert(kv_panel % 1024 == 0, "each K/V panel starts on the swizzle's period");
   static_assert(smem_bytes + static_smem_bytes <= 227 * 1024,
                 "shared memory above the sm_90 opt-in limit");
@@ -157,12 +159,27 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  shortest of one head, so that static turns balance. Not with block
  *                  masks or multicast (pa_hopper_effective). Its producer takes 40
  *                  registers (with 24 ptxas spilled 8 bytes there) and the consumers
- *                  232 / 152 (24 / 240 measured no faster: seventh session, R2).
+ *                  232 / 152 (24 / 240 measured no faster: seventh session, R2);
+ *   PA_HV_Q2       PERSIST with two Q buffers: the producer loads the next tile's Q as
+ *                  soon as it has issued this tile's K/V loads (two stages ahead of
+ *                  the consumers), not after the consumers' last S of this tile, so
+ *                  Q's load time is off the tile boundary; 32 KiB more shared memory
+ *                  at hd128 (not at hd256, whose two stages fill the 227 KiB);
+ *   PA_HV_OST      O leaves through shared memory and the TMA: each consumer warpgroup
+ *                  writes its normalised rows into its own rows of the tile's Q buffer
+ *                  (dead once its last S has landed), swizzled as the TMA's 128-byte
+ *                  pattern, and one thread stores them with a bulk tensor copy, instead
+ *                  of 4-byte stores from registers (8 half-filled sectors per warp
+ *                  instruction, 32 per thread per tile at hd128). Under PERSIST only with
+ *                  Q2: the Q buffer is released once the copy has read it, which the
+ *                  other buffer's tile hides. Tiles that end past their sequence's last
+ *                  row store from registers as before.
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * PA_HOPPER_D256_VARIANT admits are compiled. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
-       PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096 };
+       PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
+       PA_HV_OST = 16384 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -176,13 +193,17 @@ enum {
   PA_HOPPER_MBAR_Q_EMPTY = PA_HOPPER_MBAR_EMPTY + PA_HOPPER_MAX_STAGES, /* Q read (PERSIST) */
   PA_HOPPER_MBAR_TILE_FULL = PA_HOPPER_MBAR_Q_EMPTY + 1,  /* PERSIST: `handoff` written */
   PA_HOPPER_MBAR_TILE_EMPTY = PA_HOPPER_MBAR_TILE_FULL + 1, /* PERSIST: `handoff` read */
-  PA_HOPPER_MBARS = PA_HOPPER_MBAR_TILE_EMPTY + 1, /* <= 16: static_smem_bytes */
-  PA_HOPPER_BAR_TURN0 = 1 /* consumer cw's turn: named barrier TURN0 + cw */
+  PA_HOPPER_MBAR_Q_FULL1 = PA_HOPPER_MBAR_TILE_EMPTY + 1, /* Q2: the second Q buffer landed */
+  PA_HOPPER_MBAR_Q_EMPTY1 = PA_HOPPER_MBAR_Q_FULL1 + 1,   /* Q2: the second Q buffer read */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_Q_EMPTY1 + 1, /* <= 20: static_smem_bytes */
+  PA_HOPPER_BAR_TURN0 = 1, /* consumer cw's turn: named barrier TURN0 + cw */
+  PA_HOPPER_BAR_OST0 = 3   /* OST: consumer cw's O rows written (128 threads) */
 };
 
 
 struct pa_hopper_args {
   CUtensorMap tq, tk, tv; /* 64-byte aligned (CUtensorMap's own alignment) */
+  CUtensorMap to;         /* OST: O in boxes of 64 columns x 64 rows */
   pa_problem p;
   const int32_t *block_list; /* BLOCK: the key-tile list (block_list.cuh); NULL when dense */
   const int32_t *dense_gate; /* AUTO_BLOCK's dense fallback: run only if *dense_gate != 0 */
@@ -191,6 +212,7 @@ struct pa_hopper_args {
    * the list builder zeroes (the tiles' key counts vary with the mask, so the blocks
    * take them as they finish, in the grid's order, instead of a fixed sequence) */
   int32_t *next_tile;
+  int o_tma; /* OST: `to` describes O (else O leaves from registers) */
 };
 
 /* PERSIST: the k-th query tile of block `blk` in a grid of `nblk` blocks, as (batch
@@ -235,8 +257,9 @@ using pa_hopper_vcfg =
                   D == 256   ? (V & PA_HV_K64 ? 64 : 80)
                   : V & PA_HV_K176 ? 176
                   : V & PA_HV_K160 ? 160
-                                   : 128>;
-static_assert(PA_HOPPER_MBARS <= 16, "static_smem_bytes counts 16 mbarriers");
+                                   : 128,
+                  V & PA_HV_Q2 ? 2 : 1>;
+static_assert(PA_HOPPER_MBARS <= 20, "static_smem_bytes counts 20 mbarriers");
 
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
@@ -254,8 +277,12 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     EXP16 = (V & PA_HV_EXP16) && std::is_same<T, __nv_bfloat16>::value,
     TREEMAX = (V & PA_HV_TREEMAX) != 0,
     LAZY_O = (V & PA_HV_LAZYO) != 0,
-    PERSIST = (V & PA_HV_PERSIST) != 0
+    PERSIST = (V & PA_HV_PERSIST) != 0,
+    QBUFS = cfg::q_bufs,
+    OST = (V & PA_HV_OST) != 0
   };
+  static_assert(!OST || !PERSIST || QBUFS == 2, "O through a Q buffer needs the second one");
+  static_assert(QBUFS == 1 || PERSIST, "a second Q buffer is for the persistent walk");
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(!(MCAST && PERSIST), "a persistent block has no fixed cluster peer");
   /* the multicast's and the persistent walk's producer needs more than 24 registers
@@ -286,13 +313,20 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   __shared__ __align__(8) uint64_t bars[PA_HOPPER_MBARS];
   __shared__ int32_t list_s[PA_BLOCK_LIST_SMEM]; /* the list's head (block_list.cuh) */
   const uint32_t s_q = (pa_hsmem(pa_smem) + 1023u) & ~1023u;
-  const uint32_t s_kv = s_q + cfg::q_bytes; /* stage s: K at + 2s kv_bytes, V after it */
-  const uint32_t b_q = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_FULL]);
+  /* Q buffer x at s_q + x q_bytes; stage s: K at s_kv + 2s kv_bytes, V after it */
+  const uint32_t s_kv = s_q + QBUFS * cfg::q_bytes;
+  auto b_q = [&](int x) {
+    return pa_hsmem(&bars[x ? PA_HOPPER_MBAR_Q_FULL1 : PA_HOPPER_MBAR_Q_FULL]);
+  };
+  /* PERSIST: buffer x's Q read by every consumer warp (OST: and its O copy out by
+   * every consumer warpgroup) */
+  auto b_qempty = [&](int x) {
+    return pa_hsmem(&bars[x ? PA_HOPPER_MBAR_Q_EMPTY1 : PA_HOPPER_MBAR_Q_EMPTY]);
+  };
   auto b_kfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_FULL + s]); };
   auto b_vfull = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_V_FULL + s]); };
   auto b_empty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_EMPTY + s]); };
   auto b_kempty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_EMPTY + s]); };
-  const uint32_t b_qempty = pa_hsmem(&bars[PA_HOPPER_MBAR_Q_EMPTY]);
   const uint32_t b_tfull = pa_hsmem(&bars[PA_HOPPER_MBAR_TILE_FULL]);
   const uint32_t b_tempty = pa_hsmem(&bars[PA_HOPPER_MBAR_TILE_EMPTY]);
 
@@ -338,7 +372,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   };
 
   if (tid == 0) {
-    pa_mbar_init(b_q, 1);
+    for (int x = 0; x < QBUFS; ++x) {
+      pa_mbar_init(b_q(x), 1);
+      pa_mbar_init(b_qempty(x), OST ? NWG : CONSUMER_WARPS);
+    }
     for (int s = 0; s < STAGES; ++s) {
       pa_mbar_init(b_kfull(s), 1);
       pa_mbar_init(b_vfull(s), 1);
@@ -346,7 +383,6 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_mbar_init(b_kempty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
       pa_mbar_init(b_empty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
     }
-    pa_mbar_init(b_qempty, CONSUMER_WARPS);
     pa_mbar_init(b_tfull, 1);
     pa_mbar_init(b_tempty, 32 * CONSUMER_WARPS);
     pa_mbar_init_fence();
@@ -367,7 +403,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       const bool dynamic = PERSIST && a.next_tile != nullptr;
       const int units = (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch;
       int unit = dynamic ? atomicAdd(a.next_tile, 1) : 0; /* fetched a tile ahead */
-      int q_phase = 0;
+      int q_phase = 0; /* the hand-off's, per tile */
+      int taken = 0;   /* tiles taken: Q buffer taken % QBUFS, its use taken / QBUFS */
       for (int k = 0;; ++k) {
         if (PERSIST) {
           int b, h, i0;
@@ -379,9 +416,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
             unit = atomicAdd(a.next_tile, 1);
           }
           if (!take(b, h, i0)) continue;
-          /* the previous tile's consumers are done with Q and have read `handoff`
-           * (a fresh barrier counts as released) */
-          pa_mbar_wait(b_qempty, q_phase ^ 1);
+          /* the consumers are done with this Q buffer's previous tile and have read
+           * `handoff` (a fresh barrier counts as released) */
+          pa_mbar_wait(b_qempty(taken % QBUFS), ((taken / QBUFS) & 1) ^ 1);
           pa_mbar_wait(b_tempty, q_phase ^ 1);
           handoff[0] = b, handoff[1] = h, handoff[2] = i0, handoff[3] = 1;
           pa_mbar_arrive(b_tfull);
@@ -389,12 +426,14 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           break;
         }
         q_phase ^= 1;
+        const int qb = taken % QBUFS;
+        ++taken;
         const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
-        pa_mbar_arrive_expect_tx(b_q, cfg::q_bytes);
+        pa_mbar_arrive_expect_tx(b_q(qb), cfg::q_bytes);
 #pragma unroll
         for (int x = 0; x < PANELS; ++x)
-          pa_tma_load_4d(s_q + x * cfg::q_panel, &a.tq, b_q, 64 * x, (int)c.seq.q_start + c.i0,
-                         c.h, bcoord);
+          pa_tma_load_4d(s_q + qb * cfg::q_bytes + x * cfg::q_panel, &a.tq, b_q(qb), 64 * x,
+                         (int)c.seq.q_start + c.i0, c.h, bcoord);
         bool partial;
         int visit = 0, n = walk(0, 0, &partial);
         while (n < n_hi) {
@@ -470,6 +509,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * accumulator leaves no registers to hold them: 96 bytes spilled). */
   enum { DESC_ADD = D != 256 && (PERSIST || D == 64) };
   uint64_t q_desc = pa_wgmma_desc(s_q_wg, 16, 1024);
+  uint32_t q_off = 0; /* the tile's Q buffer: its offset from s_q (Q2) */
+  uint64_t q_desc_t = q_desc;
   uint64_t k_desc = pa_wgmma_desc(s_kv, 16, 1024);
   uint64_t v_desc = pa_wgmma_desc(s_kv + cfg::kv_bytes, cfg::kv_panel, 1024);
   if (DESC_ADD) asm volatile("" : "+l"(q_desc), "+l"(k_desc), "+l"(v_desc));
@@ -481,8 +522,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     for (int kk = 0; kk < QK_STEPS; ++kk) {
       const uint32_t qo = (kk / 4) * cfg::q_panel + (kk % 4) * 32; /* panel, k16 step */
       const uint32_t ko = (kk / 4) * cfg::kv_panel + (kk % 4) * 32;
-      const uint64_t da = DESC_ADD ? pa_wgmma_desc_at(q_desc, qo)
-                                   : pa_wgmma_desc(s_q_wg + qo, 16, 1024);
+      const uint64_t da = DESC_ADD ? pa_wgmma_desc_at(q_desc_t, qo)
+                                   : pa_wgmma_desc(s_q_wg + q_off + qo, 16, 1024);
       const uint64_t db = DESC_ADD ? pa_wgmma_desc_at(db0, ko)
                                    : pa_wgmma_desc(s_kv + ks + ko, 16, 1024);
       pa_wgmma_ss<T, BK>(sacc, da, db, kk > 0);
@@ -564,15 +605,96 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     if (++stage == STAGES) stage = 0, phase ^= 1;
   };
 
-  /* PERSIST: Q may be overwritten once this warp's last S has landed */
+  /* PERSIST: Q may be overwritten once this warp's last S has landed; OST: once the
+   * warpgroup's O copy out of it has read it (settle_o, one arrive per warpgroup) */
+  int taken = 0; /* PERSIST: tiles taken (the producer's count) */
   auto release_q = [&] {
-    if (PERSIST) warp_arrive(b_qempty);
+    if (PERSIST && !OST) warp_arrive(b_qempty((taken - 1) % QBUFS));
+  };
+  int o_pending = -1; /* OST: the Q buffer whose O copy may still be reading it */
+  auto settle_o = [&] {
+    if (OST && o_pending >= 0) {
+      if (tid % 128 == 0) {
+        pa_bulk_wait_read0();
+        if (PERSIST) pa_mbar_arrive(b_qempty(o_pending));
+      }
+      o_pending = -1;
+    }
   };
   int stage = 0; /* the ring's stage and phase, across the block's tiles */
   uint32_t phase = 0;
   /* pingpong: consumer 1 opens with an arrive so that consumer 0 goes first; consumer
    * 0 closes with a sync that takes consumer 1's last arrive (below) */
   if (PIPE && PINGPONG && cw == 1) pa_named_arrive(PA_HOPPER_BAR_TURN0, 256);
+  /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
+   * other go (an arrive on the other's); the turns run on across the block's tiles
+   * (both consumers walk the same tiles, so the counts agree): consumer 0's first
+   * turn of a tile follows consumer 1's last of the previous one, not its stores. */
+  auto my_turn = [&] {
+    if (PINGPONG) pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
+  };
+  auto your_turn = [&] {
+    if (PINGPONG) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
+  };
+  /* Step 4: normalise; O from the accumulator, LSE by t == 0; then O is zero for the
+   * next tile. OST, where the warpgroup's 64 rows are all in the sequence: O into the
+   * warpgroup's rows of the tile's Q buffer (128-byte swizzle: row r's 16-byte chunk j
+   * at r 128 + (j ^ r % 8) 16, the buffer 1024-aligned) and one bulk tensor copy per
+   * 64-column panel; else 4-byte stores from registers. */
+  auto store_o = [&] {
+    float lse[2];
+    pa_frag_softmax_normalise(sm, xscale, o, lse);
+    settle_o(); /* at most one copy in flight per warpgroup */
+    const int i_wg = c.i0 + 64 * cw; /* the warpgroup's first row */
+    if (OST && a.o_tma && i_wg + 64 <= c.seq.len_q) {
+      const uint32_t base = s_q + q_off + cw * 64 * 128;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int row = 16 * warp + (lane >> 2) + 8 * r; /* within the warpgroup's 64 */
+#pragma unroll
+        for (int d = 0; d < O_TILES; ++d)
+          pa_st_shared_b32(base + (d / 8) * cfg::q_panel + row * 128 +
+                               ((((d % 8) ^ (row % 8)) << 4) | (4 * t)),
+                           pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]));
+      }
+      pa_fence_proxy_async();
+      pa_named_sync(PA_HOPPER_BAR_OST0 + cw, 128);
+      if (tid % 128 == 0) {
+        const int bcoord = p.varlen ? 0 : c.b;
+#pragma unroll
+        for (int x = 0; x < PANELS; ++x)
+          pa_tma_store_4d(&a.to, base + x * cfg::q_panel, 64 * x, (int)c.seq.q_start + i_wg, c.h,
+                          bcoord);
+        pa_bulk_commit();
+      }
+    } else {
+      T *o_g = (T *)p.o.ptr;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int i = c.i0 + row0 + (lane >> 2) + 8 * r;
+        if (i >= c.seq.len_q) continue;
+        T *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + 2 * t;
+#pragma unroll
+        for (int d = 0; d < O_TILES; ++d)
+          *(uint32_t *)(dst + 8 * d) = pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
+      }
+    }
+    if (p.lse.buf && t == 0)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int i = c.i0 + row0 + (lane >> 2) + 8 * r;
+        if (i < c.seq.len_q)
+          ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
+      }
+    if (OST) o_pending = (taken - 1) % QBUFS; /* released by settle_o (copy or not) */
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  };
+  float s[S_TILES][4];
+  uint32_t pf[PV_STEPS][4];
+  float alpha[2];
+#pragma unroll
+  for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
   for (int k = 0, q_phase = 0;; ++k) {
     if (!PERSIST && k > 0) break;
     if (PERSIST) { /* the producer's tile, or none left */
@@ -582,11 +704,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       if (!valid) break;
       take(b, h, i0);
     }
-    pa_mbar_wait(b_q, q_phase);
+    {
+      const int qb = __shfl_sync(0xffffffffu, taken % QBUFS, 0); /* warp-uniform */
+      pa_mbar_wait(b_q(qb), (taken / QBUFS) & 1);
+      ++taken;
+      q_off = qb * cfg::q_bytes;
+      q_desc_t = pa_wgmma_desc_at(q_desc, q_off);
+    }
     q_phase ^= 1;
     slope = pa_problem_alibi_slope(&p, c.b, c.h);
-#pragma unroll
-    for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
     sm[0] = sm[1] = pa_softmax_start();
     bool partial = false;
     int visit = 0, n = walk(0, cw, &partial);
@@ -595,16 +721,13 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       while (n < n_hi) {
         const bool tile_partial = partial;
         const int next = walk(++visit, cw, &partial);
-        float s[S_TILES][4];
         pa_mbar_wait(b_kfull(stage), phase);
         issue_qk(s, stage);
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(s);
         if (RELEASE) release_k(stage);
-        float alpha[2];
         softmax(s, n, tile_partial, alpha);
         rescale_o(alpha);
-        uint32_t pf[PV_STEPS][4];
         pack_p(s, pf);
         pa_mbar_wait(b_vfull(stage), phase);
         issue_pv(pf, stage);
@@ -620,25 +743,13 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
        * i + 1 and O += P.V of tile i are issued together, and the softmax of i + 1
        * runs while P.V of i is still on the tensor cores. O is rescaled by tile i's
        * alpha while S of i + 1 is computed, before P.V of i is issued. */
-      float s[S_TILES][4];
-      uint32_t pf[PV_STEPS][4];
-      float alpha[2];
-      /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
-       * other go (an arrive on the other's); the turns run on across the block's tiles
-       * (both consumers walk the same tiles, so the counts agree): consumer 0's first
-       * turn of a tile follows consumer 1's last of the previous one, not its stores. */
-      auto my_turn = [&] {
-        if (PINGPONG) pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
-      };
-      auto your_turn = [&] {
-        if (PINGPONG) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
-      };
       int prev = stage;
       uint32_t prev_phase = phase;
       pa_mbar_wait(b_kfull(stage), phase);
       my_turn();
       issue_qk(s, stage);
       your_turn();
+      settle_o(); /* the previous tile's O copy: long done reading by now */
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
       if (RELEASE) release_k(stage);
@@ -680,23 +791,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     } else {
       release_q();
     }
-
-    /* Step 4: normalise; O straight from the accumulator (4-byte stores), LSE by t == 0. */
-    float lse[2];
-    pa_frag_softmax_normalise(sm, xscale, o, lse);
-    T *o_g = (T *)p.o.ptr;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int i = c.i0 + row0 + (lane >> 2) + 8 * r;
-      if (i >= c.seq.len_q) continue;
-      T *dst = o_g + pa_view_row(&p.o, c.b, i, c.seq.q_start, c.h) + 2 * t;
-#pragma unroll
-      for (int d = 0; d < O_TILES; ++d)
-        *(uint32_t *)(dst + 8 * d) = pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
-      if (p.lse.buf && t == 0)
-        ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
-    }
+    store_o();
   }
+  /* OST: the last copies have read shared memory before the block exits (their writes
+   * complete with the grid, as CUTLASS's epilogues rely on) */
+  if (OST && tid % 128 == 0) pa_bulk_wait_read0();
   if (PIPE && PINGPONG && cw == 0) pa_named_sync(PA_HOPPER_BAR_TURN0, 256);
   if (MCAST) pa_cluster_sync(); /* the peer may still arrive on this block's barriers */
 #else
@@ -776,6 +875,9 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   args.p = *p;
   args.dense_gate = dense_gate;
   if (!pa_hopper_maps<D, V>(&args, p)) return cudaErrorInvalidValue;
+  if (V & PA_HV_OST) /* a map O's strides refuse leaves O to the 4-byte stores */
+    args.o_tma = pa_tensor_map(&args.to, &p->o, p, p->varlen ? p->total_q : p->seqlen_q,
+                               p->heads_q, 64);
   if (pa_hopper_uses_block_list(p)) {
     /* pa_hopper_effective keeps 128-row tiles (no -wg3, -mc) and, at hd64/hd128,
      * 128-key tiles (no -k160/176) under BLOCK; hd256 lists its 80- or 64-key tiles
@@ -866,23 +968,32 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   X("pingpong-rel-k64", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K64, 0)               \
   X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
   X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)                \
-  X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 1)
+  X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 0)                \
+  X("pingpong-rel-p-q2-os",                                                               \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST, 1)          \
+  X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
  * (bench/RESULTS.md, fifth session R1, bf16 S8192, TFLOP/s sustained): hd128
  * pingpong-rel 613 against serial 565; hd64 serial-s3-rel-wg3 472 against serial 400
  * (its fallback under block masks, serial-s3-rel, is "full" too). hd256: pingpong-rel
- * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). */
+ * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). O through shared
+ * memory (PA_HV_OST, decision 96) at hd128 and hd256 (ninth session, same process as
+ * SDPA: hd128 S8192 1.849 -> 1.804 ms, hd256 1.745 -> 1.618 ms); not at hd64, whose
+ * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). */
 enum {
   PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
-  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE,
-  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_PINGPONG | PA_HV_RELEASE,
-  PA_HOPPER_DEFAULT_SHORT = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST
+  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST,
+  PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
+  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
+  PA_HOPPER_DEFAULT_SHORT =
+      PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST
 };
 
-/* The default for a problem: at hd64 and hd128 the persistent kernel ("pingpong-rel-p")
- * where a query tile has few key tiles (Sk <= 1024, causal Sk <= 8192 at hd128 and
+/* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
+ * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
+ * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p") where a query tile has few key tiles (Sk <= 1024, causal Sk <= 8192 at hd128 and
  * <= 2048 at hd64), the grid of one block per tile elsewhere (decision 89; seventh
  * session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37% at
  * hd64; non-causal S >= 8192 3-4% slower persistent). Under a block mask with a list
@@ -912,10 +1023,10 @@ int pa_hopper_default(const pa_problem *p) {
  * only. */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
-                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_K64) ||
+                        v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
-                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_LAZYO) ||
-                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_PERSIST)
+                        v == (PA_HOPPER_D256_BASE | PA_HV_LAZYO) ||
+                        v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE);
 }
 
@@ -961,6 +1072,9 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
   if (head_dim == 256)
     return v & PA_HV_K64 ? pa_hopper_cfg<256, 2, 2, 64>::smem_bytes
                          : pa_hopper_cfg<256, 2, 2, 80>::smem_bytes;
+  if (v & PA_HV_Q2) /* "-q2": hd64 and hd128, two stages, two consumers */
+    return head_dim == 64 ? pa_hopper_cfg<64, 2, 2, 128, 2>::smem_bytes
+                          : pa_hopper_cfg<128, 2, 2, 128, 2>::smem_bytes;
   if (head_dim == 64)
     return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
            : s3          ? pa_hopper_cfg<64, 3>::smem_bytes

@@ -104,6 +104,24 @@ __device__ __forceinline__ void pa_tma_load_4d_mc(uint32_t dst, const void *tmap
       "l"((uint64_t)tmap), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar), "h"(cta_mask)
       : "memory");
 }
+/* ---- TMA stores: a 4-D box from shared memory (written, then pa_fence_proxy_async and
+ * a barrier) to global memory, in bulk groups ---- */
+__device__ __forceinline__ void pa_tma_store_4d(const void *tmap, uint32_t src, int c0, int c1,
+                                                int c2, int c3) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n"
+               ::"l"((uint64_t)tmap), "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+               : "memory");
+}
+__device__ __forceinline__ void pa_bulk_commit() {
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+}
+/* This thread's bulk groups have read their shared memory (it may be overwritten). */
+__device__ __forceinline__ void pa_bulk_wait_read0() {
+  asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+}
+__device__ __forceinline__ void pa_st_shared_b32(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
 
 /* ---- clusters ---- */
 __device__ __forceinline__ uint32_t pa_cluster_rank() {
