@@ -678,6 +678,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         for (int d = 0; d < O_TILES; ++d)
           *(uint32_t *)(dst + 8 * d) = pa_pack2<T>(o[d][2 * r], o[d][2 * r + 1]);
       }
+      /* OST releases the Q buffer by one thread per warpgroup (settle_o): every warp
+       * is past its last S here, as on the copy's path */
+      if (OST) pa_named_sync(PA_HOPPER_BAR_OST0 + cw, 128);
     }
     if (p.lse.buf && t == 0)
 #pragma unroll
@@ -1048,10 +1051,11 @@ int pa_hopper_variant(const pa_problem *p) {
 /* What variant v becomes on problem p: "-wg3" runs at hd64 without a block mask (its
  * 192-row tiles would cut the 128-row mask blocks that cuda_dispatch.c routes here),
  * "-mc" only where both blocks of a cluster walk the same key tiles and both exist;
- * hd256 has two stages, no multicast, and "-k64" is hd256's only. */
+ * hd256 has two stages, one Q buffer (its shared memory is full), no multicast, and
+ * "-k64" is hd256's only. */
 int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
-  if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST);
+  if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST | PA_HV_Q2);
   else v &= ~PA_HV_K64;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
   const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
@@ -1067,21 +1071,30 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   return v;
 }
 
+/* The dynamic shared memory of variant v (as pa_hopper_effective leaves it) at head dim
+ * d: pa_hopper_vcfg<d, v>::smem_bytes, from the bits. */
+constexpr int pa_hopper_smem_of(int d, int v) {
+  return 1024 + (v & PA_HV_Q2 ? 2 : 1) * 64 * (v & PA_HV_WG3 ? 3 : 2) * d * 2 +
+         (v & PA_HV_STAGES3 ? 3 : 2) * 2 * d * 2 *
+             (d == 256              ? (v & PA_HV_K64 ? 64 : 80)
+              : v & PA_HV_K176 ? 176
+              : v & PA_HV_K160 ? 160
+                               : 128);
+}
+static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
+                      pa_hopper_vcfg<128, PA_HOPPER_DEFAULT_SHORT>::smem_bytes &&
+                  pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_D64) ==
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64>::smem_bytes &&
+                  pa_hopper_smem_of(256, PA_HOPPER_DEFAULT_D256 | PA_HV_K64) ==
+                      pa_hopper_vcfg<256, PA_HOPPER_DEFAULT_D256 | PA_HV_K64>::smem_bytes &&
+                  pa_hopper_smem_of(128, PA_HOPPER_PINGPONG | PA_HV_K176) ==
+                      pa_hopper_vcfg<128, PA_HOPPER_PINGPONG | PA_HV_K176>::smem_bytes &&
+                  pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT) ==
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT>::smem_bytes,
+              "pa_hopper_smem_of follows pa_hopper_vcfg");
+
 int pa_hopper_smem_bytes(int head_dim, int v) {
-  const bool s3 = v & PA_HV_STAGES3;
-  if (head_dim == 256)
-    return v & PA_HV_K64 ? pa_hopper_cfg<256, 2, 2, 64>::smem_bytes
-                         : pa_hopper_cfg<256, 2, 2, 80>::smem_bytes;
-  if (v & PA_HV_Q2) /* "-q2": hd64 and hd128, two stages, two consumers */
-    return head_dim == 64 ? pa_hopper_cfg<64, 2, 2, 128, 2>::smem_bytes
-                          : pa_hopper_cfg<128, 2, 2, 128, 2>::smem_bytes;
-  if (head_dim == 64)
-    return v & PA_HV_WG3 ? pa_hopper_cfg<64, 3, 3>::smem_bytes
-           : s3          ? pa_hopper_cfg<64, 3>::smem_bytes
-                         : pa_hopper_cfg<64, 2>::smem_bytes;
-  if (v & PA_HV_K176) return pa_hopper_cfg<128, 2, 2, 176>::smem_bytes;
-  if (v & PA_HV_K160) return pa_hopper_cfg<128, 2, 2, 160>::smem_bytes;
-  return s3 ? pa_hopper_cfg<128, 3>::smem_bytes : pa_hopper_cfg<128, 2>::smem_bytes;
+  return pa_hopper_smem_of(head_dim == 64 || head_dim == 256 ? head_dim : 128, v);
 }
 
 /* Launches variant V if it is compiled for (T, D); *done says whether it was. */
