@@ -1,7 +1,8 @@
 #!/bin/bash
 # Ninth session, final check of the committed kernels (R4's minus the PDL switch and the
-# hd64 "-os" variant): suites with the new defaults, BLOCK timings, SDPA in the same
-# process. cd KIT && source ./env && OUT=dir bash run.sh; logs in
+# hd64 "-os" variant, plus the review's barrier on the register-store path): suites
+# with the new defaults, BLOCK timings, SDPA in the same process; then a persistent
+# three-consumer hd64 kernel ("serial-s3-rel-wg3-p", bf16) against the hd64 defaults. cd KIT && source ./env && OUT=dir bash run.sh; logs in
 # bench/results/2026-12-01s9-tile/final/.
 gzip -d lib/*.gz 2>/dev/null
 R=$OUT; S=$R/SUMMARY.txt; : > "$S"; T0=$SECONDS
@@ -27,4 +28,7 @@ export POLYATTN_LIB=$PWD/lib/libpolyattn.so
 tab() { grep -E "^bf16|VARIANT=|geomean" "$R/$1.txt" | grep -v "first line" | cut -c1-150 | tee -a "$S"; }
 timeout 60 python3 bench/compare_torch.py --dtypes bf16 --dims 128,64 --seqlens 512,2048,8192,16384 --no-efficient --json "$R/torch-fwd.jsonl" > "$R/torch-fwd.txt" 2>&1; echo "== torch-fwd rc=$?" | tee -a "$S"; tab torch-fwd
 timeout 30 python3 bench/compare_torch.py --dtypes bf16 --dims 256 --seqlens 512,8192 --no-efficient --json "$R/torch-fwd256.jsonl" > "$R/torch-fwd256.txt" 2>&1; echo "== torch-fwd256 rc=$?" | tee -a "$S"; tab torch-fwd256
+bg wg3p-7 60 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_BLOCKS=7 $V=serial-s3-rel-wg3-p test_forward --filter 'forward/sweep' --jobs 16
+wait; sum wg3p-7
+timeout 60 python3 bench/compare_torch.py --dtypes bf16 --dims 64 --seqlens 512,2048,8192 --no-efficient --variants "$V=default,serial-s3-rel-wg3-p" --json "$R/torch-wg3p.jsonl" > "$R/torch-wg3p.txt" 2>&1; echo "== torch-wg3p rc=$?" | tee -a "$S"; tab torch-wg3p
 echo "total $((SECONDS-T0))s" | tee -a "$S"
