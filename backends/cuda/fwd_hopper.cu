@@ -157,9 +157,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  dynamic scheduler). Under a causal mask or a one-sided window a
  *                  block takes the query tiles in pairs, the longest with the
  *                  shortest of one head, so that static turns balance. Not with block
- *                  masks or multicast (pa_hopper_effective). Its producer takes 40
- *                  registers (with 24 ptxas spilled 8 bytes there) and the consumers
- *                  232 / 152 (24 / 240 measured no faster: seventh session, R2);
+ *                  masks or multicast (pa_hopper_effective). Its producer takes 24
+ *                  registers and the consumers 240, as in the grid (with 40 / 232, the
+ *                  seventh session's choice, the kernel ran 2.7% slower at hd128
+ *                  S8192 and BLOCK at 100% density 3.8% slower than dense: ninth
+ *                  session, R5; at 24 the seventh session saw ptxas spill 8 bytes in
+ *                  the producer's walk, off the consumers' path);
  *   PA_HV_Q2       PERSIST with two Q buffers: the producer loads the next tile's Q as
  *                  soon as it has issued this tile's K/V loads (two stages ahead of
  *                  the consumers), not after the consumers' last S of this tile, so
@@ -285,10 +288,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   static_assert(QBUFS == 1 || PERSIST, "a second Q buffer is for the persistent walk");
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(!(MCAST && PERSIST), "a persistent block has no fixed cluster peer");
-  /* the multicast's and the persistent walk's producer needs more than 24 registers
-   * (ptxas spilled 8 bytes there with PERSIST): 40, and the consumers 232 / 152 */
+  /* the multicast's producer needs more than 24 registers: 40, and the consumers 232 /
+   * 152 (the persistent walk's producer keeps 24: 8 fewer consumer registers cost
+   * more than its spill, see PA_HV_PERSIST) */
   enum {
-    WIDE_PRODUCER = MCAST || PERSIST,
+    WIDE_PRODUCER = MCAST,
     PRODUCER_REGS = WIDE_PRODUCER ? 40 : cfg::producer_regs,
     CONSUMER_REGS = WIDE_PRODUCER ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs
   };
