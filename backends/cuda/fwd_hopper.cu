@@ -156,8 +156,9 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  and the O stores (FlashAttention-3's persistent kernel without its
  *                  dynamic scheduler). Under a causal mask or a one-sided window a
  *                  block takes the query tiles in pairs, the longest with the
- *                  shortest of one head, so that static turns balance. Not with block
- *                  masks or multicast (pa_hopper_effective). Its producer takes 24
+ *                  shortest of one head, so that static turns balance; under a block
+ *                  mask the blocks take tiles from a counter instead (decision 94).
+ *                  Not with multicast (pa_hopper_effective). Its producer takes 24
  *                  registers and the consumers 240, as in the grid (with 40 / 232, the
  *                  seventh session's choice, the kernel ran 2.7% slower at hd128
  *                  S8192 and BLOCK at 100% density 3.8% slower than dense: ninth
