@@ -541,7 +541,7 @@ __global__ void __launch_bounds__(256, 1)
         if (BULK && bulk_ok) {
           /* The warp's 16 rows to shared memory, then one bulk add per row (lanes
            * 0-15): the previous tile's bulk reads of this buffer must be done. */
-          if (lane < 16) asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+          if (lane < 16) pa_bulk_wait_read0();
           __syncwarp();
 #pragma unroll
           for (int r = 0; r < 2; ++r)
@@ -560,7 +560,7 @@ __global__ void __launch_bounds__(256, 1)
                     __cvta_generic_to_global(dst)),
                 "r"(pa_hsmem(dq_stage + lane * cfg::dq_row)), "r"(cols * 4)
                 : "memory");
-            asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+            pa_bulk_commit();
           }
           continue;
         }
