@@ -199,9 +199,11 @@ enum {
   PA_HOPPER_MBAR_TILE_EMPTY = PA_HOPPER_MBAR_TILE_FULL + 1, /* PERSIST: `handoff` read */
   PA_HOPPER_MBAR_Q_FULL1 = PA_HOPPER_MBAR_TILE_EMPTY + 1, /* Q2: the second Q buffer landed */
   PA_HOPPER_MBAR_Q_EMPTY1 = PA_HOPPER_MBAR_Q_FULL1 + 1,   /* Q2: the second Q buffer read */
-  PA_HOPPER_MBARS = PA_HOPPER_MBAR_Q_EMPTY1 + 1, /* <= 20: static_smem_bytes */
+  PA_HOPPER_MBAR_TAIL = PA_HOPPER_MBAR_Q_EMPTY1 + 1,   /* PERSIST, a.tail: the tail's order */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_TAIL + 1, /* <= 20: static_smem_bytes */
   PA_HOPPER_BAR_TURN0 = 1, /* consumer cw's turn: named barrier TURN0 + cw */
-  PA_HOPPER_BAR_OST0 = 3   /* OST: consumer cw's O rows written (128 threads) */
+  PA_HOPPER_BAR_OST0 = 3,  /* OST: consumer cw's O rows written (128 threads) */
+  PA_HOPPER_BAR_TAIL = 6   /* PERSIST, a.tail: the tail's counts read (producer warps 1-3) */
 };
 
 
@@ -216,6 +218,9 @@ struct pa_hopper_args {
    * the list builder zeroes (the tiles' key counts vary with the mask, so the blocks
    * take them as they finish, in the grid's order, instead of a fixed sequence) */
   int32_t *next_tile;
+  /* with next_tile: the last `tail` units (<= PA_BLOCK_LIST_SMEM) are taken longest
+   * first (pa_hopper_tail_order), so that the blocks finish closer together */
+  int tail;
   int o_tma; /* OST: `to` describes O (else O leaves from registers) */
 };
 
@@ -237,6 +242,39 @@ __device__ __forceinline__ bool pa_hopper_tile_at(const pa_problem &p, int bq, i
   const int qt = pair && (k & 1) ? (x == nq - 1 - x ? nq : x) : nq - 1 - x;
   *i0 = qt * bq;
   return true;
+}
+
+/* PERSIST under BLOCK: the order of the last `tail` of `units` query tiles, longest
+ * list first (ties in unit order), as order[r] = the r-th tail unit to take, minus
+ * the tail's first. The blocks take tiles from a counter in the grid's order (heads
+ * one after the other: K/V shared in L2); a tile's time follows its list's length, so
+ * in that order the blocks' last tiles end unevenly (ninth session's ncu: SMs active
+ * 94.0% of the BLOCK kernel's cycles against 95.7% for the dense grid kernel). Taking
+ * the tail longest first (LPT) leaves the shortest tiles for last; the tail's tiles
+ * are the last few heads', whose K/V fit in L2 together. Computed by each block's
+ * idle producer threads (thread x of nt) while the first tiles run; every block
+ * computes the same order. */
+template <int BQ, int BK>
+__device__ __forceinline__ void pa_hopper_tail_order(const pa_problem &p, const int32_t *list,
+                                                     int units, int tail, int16_t *order,
+                                                     int16_t *counts, int x, int nt) {
+  const int first = units - tail;
+  for (int j = x; j < tail; j += nt) {
+    int b, h, i0;
+    pa_hopper_tile_at(p, BQ, 0, 0, first + j, 1, &b, &h, &i0);
+    const int n = __ldg(list + pa_block_list_slot(p, b, h, i0 / BQ, BQ, BK)) & PA_BLOCK_LIST_COUNT;
+    counts[j] = (int16_t)min(n, 32767); /* past 4M keys ties break by unit */
+  }
+  pa_named_sync(PA_HOPPER_BAR_TAIL, nt);
+  for (int j = x; j < tail; j += nt) {
+    const int cj = counts[j];
+    int rank = 0;
+    for (int i = 0; i < tail; ++i) {
+      const int ci = counts[i];
+      rank += ci > cj || (ci == cj && i < j);
+    }
+    order[rank] = (int16_t)j;
+  }
 }
 
 /* The list's row groups: one per consumer warpgroup (64 rows). A warpgroup's wgmma
@@ -334,6 +372,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   auto b_kempty = [&](int s) { return pa_hsmem(&bars[PA_HOPPER_MBAR_K_EMPTY + s]); };
   const uint32_t b_tfull = pa_hsmem(&bars[PA_HOPPER_MBAR_TILE_FULL]);
   const uint32_t b_tempty = pa_hsmem(&bars[PA_HOPPER_MBAR_TILE_EMPTY]);
+  const uint32_t b_tail = pa_hsmem(&bars[PA_HOPPER_MBAR_TAIL]);
 
   /* The block's query tiles: one per block, query blocks last-first (under a causal
    * mask the later rows keep the most keys), or PERSIST's: the producer takes each
@@ -341,7 +380,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * to the consumers through `handoff`, guarded by its own pair of barriers (written:
    * the producer's arrive; read: every consumer thread's), which compute-sanitizer's
    * racecheck follows (with Q's barrier alone, released by the TMA's bytes, it reported
-   * the hand-off as a race: eighth session's final run). */
+   * the hand-off as a race: eighth session's final run). Handing over the whole
+   * context that take() computes instead made the consumers slower (tenth session,
+   * R1: 2.7% more active cycles under a block mask, 4% at full density): its fields
+   * then stay in registers through the tile instead of being derived from the
+   * parameters where used. */
   __shared__ int32_t handoff[4]; /* PERSIST: the tile's batch entry, head, first row; valid */
   pa_block_ctx c;
   int n_lo = 0, n_hi = 0;
@@ -390,6 +433,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     }
     pa_mbar_init(b_tfull, 1);
     pa_mbar_init(b_tempty, 32 * CONSUMER_WARPS);
+    pa_mbar_init(b_tail, 96);
     pa_mbar_init_fence();
   }
   /* multicast: the peer's copies and arrives may reach this block's barriers as soon
@@ -403,13 +447,24 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   if (tid < 128) {
     /* The producer. */
     pa_setmaxnreg_dec<PRODUCER_REGS>();
+    /* the tail's order into list_s (unused by PERSIST) by warps 1-3, ready long before
+     * thread 0 reaches the tail */
+    int16_t *tail_order = reinterpret_cast<int16_t *>(list_s);
+    if (PERSIST && a.tail > 0 && tid >= 32) {
+      pa_hopper_tail_order<BQ, BK>(p, a.block_list,
+                                   (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch,
+                                   a.tail, tail_order, tail_order + PA_BLOCK_LIST_SMEM, tid - 32,
+                                   96);
+      pa_mbar_arrive(b_tail);
+    }
     if (tid == 0) {
       int stage = 0, phase = 0; /* the ring's, across the block's tiles */
       const bool dynamic = PERSIST && a.next_tile != nullptr;
       const int units = (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch;
       int unit = dynamic ? atomicAdd(a.next_tile, 1) : 0; /* fetched a tile ahead */
-      int q_phase = 0; /* the hand-off's, per tile */
-      int taken = 0;   /* tiles taken: Q buffer taken % QBUFS, its use taken / QBUFS */
+      /* tiles taken: Q buffer taken % QBUFS, its use taken / QBUFS, the hand-off's
+       * phase taken & 1 */
+      int taken = 0;
       for (int k = 0;; ++k) {
         if (PERSIST) {
           int b, h, i0;
@@ -417,20 +472,25 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
                       : !pa_hopper_tile_at(p, BQ, a.pair, k, blockIdx.x, gridDim.x, &b, &h, &i0))
             break;
           if (dynamic) {
-            pa_hopper_tile_at(p, BQ, 0, 0, unit, 1, &b, &h, &i0);
+            int u = unit;
+            const int first = units - a.tail; /* the tail: longest first */
+            if (a.tail > 0 && u >= first) { /* the barrier completes once: then no wait */
+              pa_mbar_wait(b_tail, 0);
+              u = first + tail_order[u - first];
+            }
+            pa_hopper_tile_at(p, BQ, 0, 0, u, 1, &b, &h, &i0);
             unit = atomicAdd(a.next_tile, 1);
           }
           if (!take(b, h, i0)) continue;
           /* the consumers are done with this Q buffer's previous tile and have read
            * `handoff` (a fresh barrier counts as released) */
           pa_mbar_wait(b_qempty(taken % QBUFS), ((taken / QBUFS) & 1) ^ 1);
-          pa_mbar_wait(b_tempty, q_phase ^ 1);
+          pa_mbar_wait(b_tempty, (taken & 1) ^ 1);
           handoff[0] = b, handoff[1] = h, handoff[2] = i0, handoff[3] = 1;
           pa_mbar_arrive(b_tfull);
         } else if (k > 0) {
           break;
         }
-        q_phase ^= 1;
         const int qb = taken % QBUFS;
         ++taken;
         const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
@@ -473,7 +533,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         }
       }
       if (PERSIST) { /* no more tiles */
-        pa_mbar_wait(b_tempty, q_phase ^ 1);
+        pa_mbar_wait(b_tempty, (taken & 1) ^ 1);
         handoff[3] = 0;
         pa_mbar_arrive(b_tfull);
       }
@@ -703,10 +763,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   float alpha[2];
 #pragma unroll
   for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
-  for (int k = 0, q_phase = 0;; ++k) {
+  for (int k = 0;; ++k) {
     if (!PERSIST && k > 0) break;
     if (PERSIST) { /* the producer's tile, or none left */
-      pa_mbar_wait(b_tfull, q_phase);
+      pa_mbar_wait(b_tfull, taken & 1);
       const int b = handoff[0], h = handoff[1], i0 = handoff[2], valid = handoff[3];
       pa_mbar_arrive(b_tempty);
       if (!valid) break;
@@ -719,7 +779,6 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       q_off = qb * cfg::q_bytes;
       q_desc_t = pa_wgmma_desc_at(q_desc, q_off);
     }
-    q_phase ^= 1;
     slope = pa_problem_alibi_slope(&p, c.b, c.h);
     sm[0] = sm[1] = pa_softmax_start();
     bool partial = false;
@@ -931,6 +990,14 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
     if (const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCKS"))
       if (atoi(env) > 0) blocks = std::min(blocks, atoi(env));
     grid = dim3((unsigned)std::min<int64_t>(units, blocks));
+    /* under a block mask, the last two rounds of tiles longest first (at most the 256
+     * that list_s holds); POLYATTN_CUDA_HOPPER_TAIL=0 (tuning) takes them in order */
+    if (args.next_tile) {
+      args.tail = (int)std::min<int64_t>(std::min<int64_t>(units, 2 * (int64_t)grid.x),
+                                         PA_BLOCK_LIST_SMEM);
+      if (const char *env = getenv("POLYATTN_CUDA_HOPPER_TAIL"))
+        if (!strcmp(env, "0")) args.tail = 0;
+    }
   }
   if (!(V & PA_HV_MCAST)) {
     pa_hopper_fwd_kernel<T, D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);

@@ -3,7 +3,8 @@
 #
 #   source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 #   pa_gpu_setup NAME TOOL...   # .devkit/env if present, $LOG, $SUMMARY, the tools on PATH
-#   step NAME TIMEOUT_S COMMAND...
+#   step NAME TIMEOUT_S COMMAND...      # step_bg / step_wait: the same in parallel
+#   timed NAME COMMAND...               # a polyattn run timing into $SUMMARY
 #   pa_gpu_finish               # prints the summary, exits 0 only if every step passed
 #
 # step runs COMMAND with its output in $LOG/NAME.log and adds a line to $SUMMARY.
@@ -51,4 +52,23 @@ pa_gpu_finish() {
   echo "---- summary (logs in $LOG)"
   cat "$SUMMARY"
   exit "$FAILED"
+}
+
+# step_bg runs a step in the background (its line reaches $SUMMARY when it ends);
+# step_wait waits for them and counts a failed one.
+step_bg() { (step "$@") & }
+step_wait() {
+  wait
+  grep -q "FAIL" "$SUMMARY" && FAILED=1
+  return 0
+}
+
+# timed NAME COMMAND...: a `polyattn run` timing; its "forward" / "vs dense" lines,
+# without the run counts, go to $SUMMARY.
+timed() {
+  local name=$1
+  shift
+  timeout "${TIMED_LIMIT:-30}" "$@" >"$LOG/$name.txt" 2>&1
+  echo "$name rc=$? $(grep -E "^forward|^vs dense" "$LOG/$name.txt" |
+    sed 's/(median of [0-9]*[^)]*)//' | tr -s ' ' | tr '\n' ' ')" | tee -a "$SUMMARY"
 }
