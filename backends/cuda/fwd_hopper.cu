@@ -263,7 +263,7 @@ __device__ __forceinline__ void pa_hopper_tail_order(const pa_problem &p, const 
     int b, h, i0;
     pa_hopper_tile_at(p, BQ, 0, 0, first + j, 1, &b, &h, &i0);
     const int n = __ldg(list + pa_block_list_slot(p, b, h, i0 / BQ, BQ, BK)) & PA_BLOCK_LIST_COUNT;
-    counts[j] = (int16_t)min(n, 32767); /* past 4M keys ties break by unit */
+    counts[j] = (int16_t)min(n, 32767); /* longer lists tie, broken by unit */
   }
   pa_named_sync(PA_HOPPER_BAR_TAIL, nt);
   for (int j = x; j < tail; j += nt) {
@@ -447,8 +447,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   if (tid < 128) {
     /* The producer. */
     pa_setmaxnreg_dec<PRODUCER_REGS>();
-    /* the tail's order into list_s (unused by PERSIST) by warps 1-3, ready long before
-     * thread 0 reaches the tail */
+    /* the tail's order into list_s (unused by PERSIST) by warps 1-3, during the first
+     * round of tiles (the tail never includes it: host side) */
     int16_t *tail_order = reinterpret_cast<int16_t *>(list_s);
     if (PERSIST && a.tail > 0 && tid >= 32) {
       pa_hopper_tail_order<BQ, BK>(p, a.block_list,
@@ -998,11 +998,14 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
     if (const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCKS"))
       if (atoi(env) > 0) blocks = std::min(blocks, atoi(env));
     grid = dim3((unsigned)std::min<int64_t>(units, blocks));
-    /* under a block mask, the last two rounds of tiles longest first (at most the 256
-     * that list_s holds); POLYATTN_CUDA_HOPPER_TAIL=0 (tuning) takes them in order */
+    /* under a block mask, up to two rounds of tiles at the end longest first (at most
+     * the 256 that list_s holds), never the first round, which the blocks take as they
+     * start, before the order is ready; POLYATTN_CUDA_HOPPER_TAIL=0 (tuning) takes
+     * them in order */
     if (args.next_tile) {
-      args.tail = (int)std::min<int64_t>(std::min<int64_t>(units, 2 * (int64_t)grid.x),
-                                         PA_BLOCK_LIST_SMEM);
+      args.tail = (int)std::max<int64_t>(
+          0, std::min<int64_t>(std::min<int64_t>(units - grid.x, 2 * (int64_t)grid.x),
+                               PA_BLOCK_LIST_SMEM));
       if (const char *env = getenv("POLYATTN_CUDA_HOPPER_TAIL"))
         if (!strcmp(env, "0")) args.tail = 0;
     }

@@ -64,11 +64,13 @@ step_wait() {
 }
 
 # timed NAME COMMAND...: a `polyattn run` timing; its "forward" / "vs dense" lines,
-# without the run counts, go to $SUMMARY.
+# without the run counts, go to $SUMMARY (a failed run counts as a failed step).
 timed() {
-  local name=$1
+  local name=$1 rc
   shift
   timeout "${TIMED_LIMIT:-30}" "$@" >"$LOG/$name.txt" 2>&1
-  echo "$name rc=$? $(grep -E "^forward|^vs dense" "$LOG/$name.txt" |
+  rc=$?
+  [ "$rc" -eq 0 ] || FAILED=1
+  echo "$name rc=$rc $(grep -E "^forward|^vs dense" "$LOG/$name.txt" |
     sed 's/(median of [0-9]*[^)]*)//' | tr -s ' ' | tr '\n' ' ')" | tee -a "$SUMMARY"
 }

@@ -8,7 +8,7 @@
 # racecheck and memcheck on the persistent kernel; then BLOCK 25% / 100% against
 # dense (new, new without the tail order, old, alternating), ncu of the BLOCK kernel,
 # and SDPA beside the new and the old module (dense short and causal problems).
-# Run: source .devkit/env; OUT=dir bash bench/gpu/tile_s10_r1.sh
+# Run: source .devkit/env; OUT=dir bash bench/gpu/tile_s10_r2.sh
 # Logs: bench/results/2026-12-01s10-tile/r2/.
 gzip -d .devkit/lib/*.gz .devkit/old/*.gz 2>/dev/null # carried compressed (64 MiB)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
