@@ -157,7 +157,8 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  dynamic scheduler). Under a causal mask or a one-sided window a
  *                  block takes the query tiles in pairs, the longest with the
  *                  shortest of one head, so that static turns balance; under a block
- *                  mask the blocks take tiles from a counter instead (decision 94).
+ *                  mask the blocks take tiles from a counter instead (decision 94),
+ *                  the last ones longest first (decision 98).
  *                  Not with multicast (pa_hopper_effective). Its producer takes 24
  *                  registers and the consumers 240, as in the grid (with 40 / 232, the
  *                  seventh session's choice, the kernel ran 2.7% slower at hd128
@@ -450,17 +451,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     /* the tail's order into list_s (unused by PERSIST) by warps 1-3, during the first
      * round of tiles (the tail never includes it: host side) */
     int16_t *tail_order = reinterpret_cast<int16_t *>(list_s);
+    const int units = (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch; /* PERSIST */
     if (PERSIST && a.tail > 0 && tid >= 32) {
-      pa_hopper_tail_order<BQ, BK>(p, a.block_list,
-                                   (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch,
-                                   a.tail, tail_order, tail_order + PA_BLOCK_LIST_SMEM, tid - 32,
-                                   96);
+      pa_hopper_tail_order<BQ, BK>(p, a.block_list, units, a.tail, tail_order,
+                                   tail_order + PA_BLOCK_LIST_SMEM, tid - 32, 96);
       pa_mbar_arrive(b_tail);
     }
     if (tid == 0) {
       int stage = 0, phase = 0; /* the ring's, across the block's tiles */
       const bool dynamic = PERSIST && a.next_tile != nullptr;
-      const int units = (int)((p.seqlen_q + BQ - 1) / BQ) * p.heads_q * p.batch;
       int unit = dynamic ? atomicAdd(a.next_tile, 1) : 0; /* fetched a tile ahead */
       /* tiles taken: Q buffer taken % QBUFS, its use taken / QBUFS, the hand-off's
        * phase taken & 1 */
