@@ -15,8 +15,9 @@
  *   P, dS per element     bwd_common's rules (a lean path where nothing masks the tile)
  *   dV_w += P^T dO        wgmma RS m64nDk16: P^T from the S^T accumulators, dO MN-major
  *   dK_w += dS^T Q        wgmma RS: dS^T from the dP^T accumulators, Q MN-major
- *   dS^T -> shared memory (the 128-byte swizzle), then
- *   dQ_tile += dS K       wgmma SS with both operands MN-major (imm-trans-a, -b):
+ *   dS -> shared memory K-major ([queries][keys], 64-key panels, the 128-byte swizzle;
+ *                         stmatrix .trans of the dS^T fragments), then
+ *   dQ_tile += dS K       wgmma SS, A = dS K-major, B = K MN-major (imm-trans-b):
  *                         D = 128: warpgroup w the dims 64w..64w+63 over all 128
  *                         keys; D = 64: warpgroup w all dims over its own 64 keys
  *                         (two partial sums per element)
@@ -88,21 +89,23 @@ struct pa_hopper_bwd_cfg {
   static constexpr int stats_bytes = 2 * block_q * 4; /* lse2, dsum */
   static constexpr int stage_bytes = 2 * q_bytes + 1024; /* Q, dO, stats (1024-aligned) */
   static_assert(stats_bytes <= 1024, "the statistics fit the stage's last 1024 bytes");
-  static constexpr int ds_panel = block_k * 128;          /* dS^T: 64 queries per panel */
+  static constexpr int ds_panel = block_q * 128; /* dS: [BQ queries x 64 keys] per panel */
   static constexpr int ds_bytes = block_k * block_q * 2;
   /* bulk dQ: each warp's [16 rows x 64] fp32 partial, rows padded to 72 floats */
   static constexpr int dq_row = 72, dq_warp_bytes = 16 * dq_row * 4;
   static constexpr int dq_bytes = BULK ? 8 * dq_warp_bytes : 0;
-  /* [K][V][stage 0][stage 1][dS^T][bulk dQ] + 1024 to align the start */
+  /* [K][V][stage 0][stage 1][dS][bulk dQ] + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_bytes + dq_bytes;
   static_assert(D % 64 == 0 && BQ % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
 };
 
-/* D[64 x 64] (+)= A[64 x 16] . B[16 x 64], both from shared memory MN-major
- * (imm-trans-a = imm-trans-b = 1): dQ = dS K with dS stored as dS^T. ACC = false:
- * D = A . B, with D written only (its old value is not an input, so it is not kept
- * live from the previous tile). */
+/* D[64 x 64] (+)= A[64 x 16] . B[16 x 64] from shared memory, A K-major, B MN-major
+ * (imm-trans-b = 1): dQ = dS K. ACC = false: D = A . B, with D written only (its old
+ * value is not an input, so it is not kept live from the previous tile). Reading dS^T
+ * MN-major instead (imm-trans-a = 1, dS^T stored from the fragments by 4-byte stores,
+ * up to the tenth session) was as fast at D = 128 and 5-6% slower at D = 64 (H200,
+ * bench/RESULTS.md, eleventh session). */
 template <typename T, bool ACC>
 __device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b);
 #if PA_HOPPER_ARCH_OK
@@ -123,7 +126,7 @@ __device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, u
                                                                  uint64_t b) {                  \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                              \
                    "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX " " PA_HBWD_REGS32         \
-                   ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                          \
+                   ", %32, %33, p, 1, 1, 0, 1;\n}\n"                                          \
                    : PA_HBWD_D32(PA_HBWD_RW)                                                    \
                    : "l"(a), "l"(b), "n"(1)  );                                                 \
     }                                                                                           \
@@ -132,7 +135,7 @@ __device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, u
                                                                   uint64_t b) {                 \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                              \
                    "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX " " PA_HBWD_REGS32         \
-                   ", %32, %33, p, 1, 1, 1, 1;\n}\n"                                          \
+                   ", %32, %33, p, 1, 1, 0, 1;\n}\n"                                          \
                    : PA_HBWD_D32(PA_HBWD_W)                                                     \
                    : "l"(a), "l"(b), "n"(0)  );                                                 \
     }
@@ -496,35 +499,43 @@ __global__ void __launch_bounds__(256, 1)
     pa_wgmma_commit();
 
     if (ws.dq_acc) { /* uniform: the mode of the call */
-      /* dS^T to shared memory: row wk + g8 (+8), query chunk 2kk (+1), 4 bytes at 4t. */
+      /* dS to shared memory K-major: the warpgroup's panel, [BQ queries x 64 keys] in
+       * 128-byte rows. stmatrix .trans: matrix i of step kk (register dsf[kk][i]) holds
+       * keys wk + 8 (i & 1) .. + 7 of queries 16 kk + 8 (i >> 1) .. + 7, stored as the
+       * queries' rows; lane 8 i + j gives row j's address: the 16-byte chunk
+       * 2 warp + (i & 1) of the row, swizzled by the row % 8 = j. */
+      {
+        const int i = lane >> 3, j = lane & 7;
+        const uint32_t at0 = s_ds + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
+                             (((2 * warp + (i & 1)) ^ j) << 4);
 #pragma unroll
-      for (int kk = 0; kk < Q_STEPS; ++kk)
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int row = wk + g8 + 8 * (r & 1), chunk = 2 * kk + (r >> 1);
-          *(uint32_t *)(ds_ptr + (chunk / 8) * cfg::ds_panel +
-                        pa_tile_layout<64>::offset(row, chunk % 8) + 4 * t) = dsf[kk][r];
-        }
+        for (int kk = 0; kk < Q_STEPS; ++kk)
+          pa_stmatrix_x4_trans(at0 + kk * 16 * 128, dsf[kk]);
+      }
       pa_fence_proxy_async();
       if (KS)
         pa_named_sync(1 + wg, 128); /* the warpgroup's own keys only */
       else
-        pa_named_sync(1, NT); /* both warpgroups' dS^T: each takes a half over all keys */
-      /* dQ [64 queries x 64 dims] per warpgroup and pass: A = dS (stored dS^T: rows =
-       * keys), B = K (rows = keys), both MN-major. Pass x of the K split covers dims
-       * 64x..64x+63; both passes are issued before the first one's adds. */
+        pa_named_sync(1, NT); /* both warpgroups' dS: each takes a half over all keys */
+      /* dQ [64 queries x 64 dims] per warpgroup and pass: A = dS K-major (rows =
+       * queries; QS: the warpgroup's 64), k16 step kk = keys 16 kk .. : panel kk / 4 (KS:
+       * the warpgroup's own keys only), 32 bytes per step in the 128-byte rows; B = K
+       * (rows = keys) MN-major. Pass x of the K split covers dims 64x..64x+63; both
+       * passes are issued before the first one's adds. */
+      const uint32_t a0 = s_ds + (KS ? wg * cfg::ds_panel : 0) + (QS ? 64 * wg * 128 : 0);
+      auto a_desc = [&](int kk) {
+        return pa_hbwd_desc<16, 1024>((a0 + (kk / 4) * cfg::ds_panel + (kk % 4) * 32) >> 4);
+      };
 #pragma unroll
       for (int x = 0; x < DQ_PASSES; ++x) {
-        const uint32_t a0 = KS ? s_ds + 64 * wg * 128 : QS ? s_ds + wg * cfg::ds_panel : s_ds;
         const uint32_t b0 = KS   ? s_k + x * cfg::k_panel + 64 * wg * 128
                             : QS ? s_k
                                  : s_k + wg * cfg::k_panel;
         pa_wgmma_fence();
-        pa_wgmma_ss_tt64<T, false>(dq[x], pa_hbwd_desc<cfg::k_panel, 1024>(a0 >> 4),
-                                   pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
+        pa_wgmma_ss_tt64<T, false>(dq[x], a_desc(0), pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
 #pragma unroll
         for (int kk = 1; kk < DQ_STEPS; ++kk)
-          pa_wgmma_ss_tt64<T, true>(dq[x], pa_hbwd_desc<cfg::k_panel, 1024>((a0 >> 4) + kk * 128),
+          pa_wgmma_ss_tt64<T, true>(dq[x], a_desc(kk),
                                     pa_hbwd_desc<cfg::k_panel, 1024>((b0 >> 4) + kk * 128));
         pa_wgmma_commit();
       }
