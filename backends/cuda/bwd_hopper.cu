@@ -24,9 +24,9 @@
  *   dQ added to the fp32 accumulator (red.global.add.v2.f32).
  * Shared-memory tiles are 64-column panels with 128-byte rows, chunk c of row r at
  * c ^ (r % 8): wgmma's 128-byte swizzle, which is also ampere_tile.cuh's layout for
- * D = 64, so pa_tile_load<ROWS, 64> fills one panel. Tiles written by cp.async or
- * st.shared are handed to wgmma (the async proxy) with fence.proxy.async before the
- * barrier that publishes them. The blocks start key block by key block in groups of
+ * D = 64, so pa_tile_load<ROWS, 64> fills one panel. Tiles written by cp.async,
+ * st.shared or stmatrix are handed to wgmma (the async proxy) with fence.proxy.async
+ * before the barrier that publishes them. The blocks start key block by key block in groups of
  * heads for causal problems (longest first, decision 86); dK, dV leave through shared
  * memory as 16-byte rows at D = 128.
  *
@@ -107,7 +107,7 @@ struct pa_hopper_bwd_cfg {
  * up to the tenth session) was as fast at D = 128 and 5-6% slower at D = 64 (H200,
  * bench/RESULTS.md, eleventh session). */
 template <typename T, bool ACC>
-__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b);
+__device__ __forceinline__ void pa_wgmma_ss_kt64(float (&d)[8][4], uint64_t a, uint64_t b);
 #if PA_HOPPER_ARCH_OK
 #  define PA_HBWD_D32(c)                                                                        \
     c(d[0][0]), c(d[0][1]), c(d[0][2]), c(d[0][3]), c(d[1][0]), c(d[1][1]), c(d[1][2]),         \
@@ -122,7 +122,7 @@ __device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, u
     "%24,%25,%26,%27,%28,%29,%30,%31}"
 #  define PA_HBWD_TT64(TYPE, PTX)                                                               \
     template <>                                                                                 \
-    __device__ __forceinline__ void pa_wgmma_ss_tt64<TYPE, true>(float(&d)[8][4], uint64_t a,   \
+    __device__ __forceinline__ void pa_wgmma_ss_kt64<TYPE, true>(float(&d)[8][4], uint64_t a,   \
                                                                  uint64_t b) {                  \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                              \
                    "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX " " PA_HBWD_REGS32         \
@@ -131,7 +131,7 @@ __device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, u
                    : "l"(a), "l"(b), "n"(1)  );                                                 \
     }                                                                                           \
     template <>                                                                                 \
-    __device__ __forceinline__ void pa_wgmma_ss_tt64<TYPE, false>(float(&d)[8][4], uint64_t a,  \
+    __device__ __forceinline__ void pa_wgmma_ss_kt64<TYPE, false>(float(&d)[8][4], uint64_t a,  \
                                                                   uint64_t b) {                 \
       asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                              \
                    "wgmma.mma_async.sync.aligned.m64n64k16.f32." PTX " " PA_HBWD_REGS32         \
@@ -148,7 +148,7 @@ PA_HBWD_TT64(__half, "f16.f16")
 #  undef PA_HBWD_REGS32
 #else
 template <typename T, bool ACC>
-__device__ __forceinline__ void pa_wgmma_ss_tt64(float (&d)[8][4], uint64_t a, uint64_t b) {}
+__device__ __forceinline__ void pa_wgmma_ss_kt64(float (&d)[8][4], uint64_t a, uint64_t b) {}
 #endif
 
 /* The variants (POLYATTN_CUDA_HOPPER_BWD_VARIANT=nsplit|ksplit|q128, read once per
@@ -487,6 +487,21 @@ __global__ void __launch_bounds__(256, 1)
       dsf[kk][3] = pa_pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
     }
 
+    if (ws.dq_acc) {
+      /* dS to shared memory K-major: the warpgroup's panel, [BQ queries x 64 keys] in
+       * 128-byte rows. stmatrix .trans: matrix i of step kk (register dsf[kk][i]) holds
+       * keys wk + 8 (i & 1) .. + 7 of queries 16 kk + 8 (i >> 1) .. + 7, stored as the
+       * queries' rows; lane 8 i + j gives row j's address: the 16-byte chunk
+       * 2 warp + (i & 1) of the row, swizzled by the row % 8 = j. Before the dK product
+       * takes dsf as its A operand: PTX leaves reading an in-flight wgmma's A registers
+       * undefined. */
+      const int i = lane >> 3, j = lane & 7;
+      const uint32_t at0 = s_ds + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
+                           (((2 * warp + (i & 1)) ^ j) << 4);
+#pragma unroll
+      for (int kk = 0; kk < Q_STEPS; ++kk) pa_stmatrix_x4_trans(at0 + kk * 16 * 128, dsf[kk]);
+    }
+
     /* dV += P^T dO, dK += dS^T Q: B = dO, Q [queries x D] read MN-major (rows = K). */
     pa_wgmma_fence_regs(dv);
     pa_wgmma_fence_regs(dk);
@@ -499,20 +514,7 @@ __global__ void __launch_bounds__(256, 1)
     pa_wgmma_commit();
 
     if (ws.dq_acc) { /* uniform: the mode of the call */
-      /* dS to shared memory K-major: the warpgroup's panel, [BQ queries x 64 keys] in
-       * 128-byte rows. stmatrix .trans: matrix i of step kk (register dsf[kk][i]) holds
-       * keys wk + 8 (i & 1) .. + 7 of queries 16 kk + 8 (i >> 1) .. + 7, stored as the
-       * queries' rows; lane 8 i + j gives row j's address: the 16-byte chunk
-       * 2 warp + (i & 1) of the row, swizzled by the row % 8 = j. */
-      {
-        const int i = lane >> 3, j = lane & 7;
-        const uint32_t at0 = s_ds + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
-                             (((2 * warp + (i & 1)) ^ j) << 4);
-#pragma unroll
-        for (int kk = 0; kk < Q_STEPS; ++kk)
-          pa_stmatrix_x4_trans(at0 + kk * 16 * 128, dsf[kk]);
-      }
-      pa_fence_proxy_async();
+      pa_fence_proxy_async(); /* the stmatrix stores above, to dQ's wgmma */
       if (KS)
         pa_named_sync(1 + wg, 128); /* the warpgroup's own keys only */
       else
@@ -532,10 +534,10 @@ __global__ void __launch_bounds__(256, 1)
                             : QS ? s_k
                                  : s_k + wg * cfg::k_panel;
         pa_wgmma_fence();
-        pa_wgmma_ss_tt64<T, false>(dq[x], a_desc(0), pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
+        pa_wgmma_ss_kt64<T, false>(dq[x], a_desc(0), pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
 #pragma unroll
         for (int kk = 1; kk < DQ_STEPS; ++kk)
-          pa_wgmma_ss_tt64<T, true>(dq[x], a_desc(kk),
+          pa_wgmma_ss_kt64<T, true>(dq[x], a_desc(kk),
                                     pa_hbwd_desc<cfg::k_panel, 1024>((b0 >> 4) + kk * 128));
         pa_wgmma_commit();
       }
