@@ -18,9 +18,11 @@
  *   dS -> shared memory K-major ([queries][keys], 64-key panels, the 128-byte swizzle;
  *                         stmatrix .trans of the dS^T fragments), then
  *   dQ_tile += dS K       wgmma SS, A = dS K-major, B = K MN-major (imm-trans-b):
- *                         D = 128: warpgroup w the dims 64w..64w+63 over all 128
- *                         keys; D = 64: warpgroup w all dims over its own 64 keys
- *                         (two partial sums per element)
+ *                         D = 128 (nsplit): warpgroup w the dims 64w..64w+63 over
+ *                         all 128 keys; D = 64 (q128, 128-query tiles): warpgroup w
+ *                         the queries 64w..64w+63 over all 128 keys; ksplit (a tuning
+ *                         variant): warpgroup w all dims over its own 64 keys (two
+ *                         partial sums per element)
  *   dQ added to the fp32 accumulator (red.global.add.v2.f32).
  * Shared-memory tiles are 64-column panels with 128-byte rows, chunk c of row r at
  * c ^ (r % 8): wgmma's 128-byte swizzle, which is also ampere_tile.cuh's layout for
