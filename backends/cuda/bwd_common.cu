@@ -138,6 +138,84 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
   }
 }
 
+/* prep, 16-byte form (fp16, bf16; head_dim_v a multiple of 8 up to 128, dO's and O's
+ * rows 16-byte aligned, head_dim a multiple of 4; decision 101). D_i comes out bit for
+ * bit as prep16's (and the per-row kernel's): there lane L (of 32) sums the products of
+ * elements L, L + 32, ... (KO = 2 of them at head_dim_v <= 64, else 4) in that order,
+ * then the warp's butterfly adds lanes xor 16, 8, 4, 2, 1. Here a row is two lanes
+ * (h = lane % 2) and the warp 16 rows; with old lane L = 8m + j, lane h loads the
+ * 16-byte chunks m + 4k (elements 8m + 32k .. + 7) for m = h and m = h + 2, so that
+ * each old lane's chain over k, and the butterfly's xor 16 (m ^ 2) and xor 4, 2, 1
+ * (j), are additions in its own registers; only xor 8 (m ^ 1) is a shuffle, 8 per row.
+ * A lane's 4 KO loads per tensor are issued before any use (prep16: KO two-byte loads
+ * per lane and tensor for 4 or 8 rows). The dQ accumulator's rows are zeroed by 16-byte
+ * stores, 32 per warp step over the warp's rows. */
+template <bool BF16, int KO>
+__global__ void __launch_bounds__(kPrepWarps * 32)
+    pa_bwd_prep_v16_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws) {
+  enum { ROWS = 16, NC = 2 * KO }; /* rows per warp; chunks per lane and tensor */
+  const int h = blockIdx.y, b = blockIdx.z;
+  const pa_seq seq = pa_problem_seq(&p, b);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t row0 = first_row(p, b, seq);
+  const int64_t ib = ((int64_t)blockIdx.x * kPrepWarps + warp) * ROWS;
+  const int half = lane & 1;
+  const int64_t i = ib + lane / 2; /* the lane's row */
+  const bool in = i < seq.len_q;
+  const uint16_t *dout = (const uint16_t *)p.dout.ptr, *o = (const uint16_t *)p.o.ptr;
+  const int64_t at_do = in ? pa_view_row(&p.dout, b, i, seq.q_start, h) : 0;
+  const int64_t at_o = in ? pa_view_row(&p.o, b, i, seq.q_start, h) : 0;
+  /* chunk n = s + 2k of the lane (s: m = half + 2s): elements 8 (half + 2s + 4k) .. */
+  uint4 xd[NC], xo[NC];
+#pragma unroll
+  for (int n = 0; n < NC; ++n) {
+    const int e0 = 8 * (half + 2 * (n % 2) + 4 * (n / 2));
+    const bool ok = in && e0 < p.head_dim_v;
+    xd[n] = ok ? *(const uint4 *)(dout + at_do + e0) : make_uint4(0, 0, 0, 0);
+    xo[n] = ok ? *(const uint4 *)(o + at_o + e0) : make_uint4(0, 0, 0, 0);
+  }
+  const float lse =
+      in ? ((const float *)p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] : 0.0f;
+  if (ws.dq_acc) {
+    const int chunks = p.head_dim / 4; /* 16-byte chunks of a dQ row */
+    for (int k = lane; k < ROWS * chunks; k += 32) {
+      const int r = k / chunks, c = k - r * chunks;
+      if (ib + r < seq.len_q)
+        *(float4 *)(ws.dq_acc + ((row0 + ib + r) * p.heads_q + h) * p.head_dim + 4 * c) =
+            make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+  }
+  /* old lane 8m + j's chain, m = half + 2s: a[s][j] = ((p_k0 + p_k1) + ...) */
+  float a[2][8];
+#pragma unroll
+  for (int n = 0; n < NC; ++n) {
+    const uint32_t wd[4] = {xd[n].x, xd[n].y, xd[n].z, xd[n].w};
+    const uint32_t wo[4] = {xo[n].x, xo[n].y, xo[n].z, xo[n].w};
+#pragma unroll
+    for (int e = 0; e < 8; ++e) {
+      const uint32_t sh = (e & 1) ? 16 : 0;
+      const float x = pa_bwd_h2f<BF16>((uint16_t)(wd[e / 2] >> sh));
+      const float y = pa_bwd_h2f<BF16>((uint16_t)(wo[e / 2] >> sh));
+      float &acc = a[n % 2][e];
+      acc = fmaf(x, y, n < 2 ? 0.0f : acc); /* as prep16: the first from 0 */
+    }
+  }
+  /* the butterfly: xor 16 (m ^ 2: s), xor 8 (m ^ 1: the other lane), xor 4, 2, 1 (j) */
+  float c[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) c[j] = a[0][j] + a[1][j];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) c[j] += __shfl_xor_sync(0xffffffffu, c[j], 1);
+#pragma unroll
+  for (int w = 4; w >= 1; w /= 2) /* old lanes j and j ^ w hold the same sum: keep j < w */
+#pragma unroll
+    for (int j = 0; j < w; ++j) c[j] = c[j] + c[j + w];
+  if (half == 0 && in) {
+    ws.dsum[h * ws.rows + row0 + i] = c[0];
+    ws.lse2[h * ws.rows + row0 + i] = lse == -INFINITY ? INFINITY : lse * PA_BWD_LOG2E;
+  }
+}
+
 /* convert, 16-bit: head_dim % 4 == 0, dq's rows 8-byte aligned (checked by the host).
  * ROWS rows per warp; at head_dim <= 64 a row takes 16 lanes and a step two rows. */
 template <bool BF16, int ROWS>
@@ -178,13 +256,30 @@ __global__ void __launch_bounds__(kPrepWarps * 32)
  * (the prep then holds 16 elements per lane and tensor either way; 8 rows at hd128 took
  * 96 registers and ran slower, 114 against 94 us). POLYATTN_CUDA_BWD_PREP (read at
  * each call): "old" the per-row kernels above (0), "fast4" / "fast8" 4 or 8 rows at
- * every head dim. Measured: bench/RESULTS.md, eighth session (R1, R2). */
+ * every head dim, "fast" this rule; for the prep, any of them in place of the 16-byte
+ * form (prep_v16). Measured: bench/RESULTS.md, eighth session (R1, R2). */
 int prep_rows(int dim) {
   const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
   if (env && !strcmp(env, "old")) return 0;
   if (env && !strcmp(env, "fast4")) return 4;
   if (env && !strcmp(env, "fast8")) return 8;
   return dim <= 64 ? 8 : 4;
+}
+
+/* Whether the call's prep is the 16-byte form (pa_bwd_prep_v16_kernel): the default
+ * where the dtype (fp16, bf16), the head dims and dO's and O's alignment allow it;
+ * POLYATTN_CUDA_BWD_PREP set to "fast", "fast4", "fast8" or "old" keeps the kernels
+ * above (prep_rows). */
+bool prep_v16(const pa_problem *p) {
+  const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
+  if (env && *env && strcmp(env, "v16")) return false;
+  bool ok = (p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) &&
+            p->head_dim_v % 8 == 0 && p->head_dim_v <= 128 && p->head_dim % 4 == 0;
+  const pa_view *const in[] = {&p->dout, &p->o};
+  for (const pa_view *v : in)
+    ok = ok && (uintptr_t)v->ptr % 16 == 0 && v->stride_b % 8 == 0 && v->stride_s % 8 == 0 &&
+         v->stride_h % 8 == 0;
+  return ok;
 }
 
 bool is16(const pa_problem *p) {
@@ -236,6 +331,17 @@ pa_bwd_ws pa_bwd_ws_carve(const pa_problem *p, void *workspace, void **tail) {
 
 cudaError_t pa_bwd_prep(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
   if (!has_rows(p)) return cudaSuccess;
+  if (prep_v16(p)) {
+    const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+    const dim3 g = row_grid(p, 16), t(kPrepWarps * 32);
+    if (p->head_dim_v <= 64)
+      bf16 ? pa_bwd_prep_v16_kernel<true, 2><<<g, t, 0, stream>>>(*p, ws)
+           : pa_bwd_prep_v16_kernel<false, 2><<<g, t, 0, stream>>>(*p, ws);
+    else
+      bf16 ? pa_bwd_prep_v16_kernel<true, 4><<<g, t, 0, stream>>>(*p, ws)
+           : pa_bwd_prep_v16_kernel<false, 4><<<g, t, 0, stream>>>(*p, ws);
+    return cudaGetLastError();
+  }
   const int rows = prep_rows(p->head_dim_v);
   if (rows == 0 || !is16(p) || p->head_dim_v > 128 || p->head_dim > 128) {
     pa_bwd_prep_kernel<<<row_grid(p, kPrepRowsPerWarp), kPrepWarps * 32, 0, stream>>>(*p, ws);

@@ -30,7 +30,9 @@
  * st.shared or stmatrix are handed to wgmma (the async proxy) with fence.proxy.async
  * before the barrier that publishes them. The blocks start key block by key block in groups of
  * heads for causal problems (longest first, decision 86); dK, dV leave through shared
- * memory as 16-byte rows at D = 128.
+ * memory as 16-byte rows at D = 128. Where every key block has the same work and the
+ * last wave would be partly empty, the grid's last one or two waves of blocks are split
+ * evenly over the SMs as runs of query tiles (stream-K, decision 100; PA_HBWD_SK).
  *
  * deterministic = 1: no dQ here; the simple backward's dQ kernel computes it (as for
  * the Ampere backward, docs/decisions.md 43).
@@ -241,6 +243,80 @@ int pa_hbwd_variant(int D) {
   return v == PA_HBWD_KSPLIT ? (int)PA_HBWD_KSPLIT : (int)PA_HBWD_Q128;
 }
 
+/* Flag: the stream-K tail (decision 100). A grid of W equal key blocks on P SMs (one
+ * block per SM) runs ceil(W / P) waves of which the last is W % P / P full; at the
+ * standard sweep's 2048 blocks on 132 SMs that is 15.5 waves of work in 16. With the
+ * flag, the grid is one-dimensional: the first `dp` blocks (whole waves but one) run
+ * whole key blocks as before, then P workers split the remaining T (P < T < 2P) key
+ * blocks' T * X query-tile units evenly, each worker a contiguous run of units in
+ * block order (at least X of them, so a key block is cut at most once, between two
+ * neighbouring workers). Both parts of a cut block write their fp32 dK, dV partials to
+ * the workspace in the threads' fragment order; the second to take the block's ticket
+ * adds the other's and stores (a + b = b + a in fp32: the result does not depend on
+ * which part is second). */
+enum { PA_HBWD_SK = 16 };
+/* How the tail is launched (POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH=one|two|pdl, default
+ * pdl, read at each call): one grid
+ * of dp + P blocks (the whole blocks run the workers' kernel too); or the whole blocks
+ * by the plain kernel and the workers as a second grid after it; or that second grid
+ * as a programmatic dependent launch, whose blocks start as the first grid's leave
+ * (the workers read nothing the first grid writes; they wait for its end before their
+ * own, so that what follows in the stream sees both). */
+enum { PA_HBWD_SK_ONE = 0, PA_HBWD_SK_TWO = 1, PA_HBWD_SK_PDL = 2 };
+
+__device__ __forceinline__ void pa_hbwd_pdl_trigger() {
+#if PA_HOPPER_ARCH_OK
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void pa_hbwd_pdl_wait() {
+#if PA_HOPPER_ARCH_OK
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+#endif
+}
+
+struct pa_hbwd_sk {
+  int dp;         /* whole key blocks before the workers (linear block ids 0 .. dp - 1) */
+  int workers;    /* 0: no stream-K tail */
+  int wbase;      /* the block id of worker 0: dp (one grid), or 0 (the workers' own grid) */
+  int launch;     /* one grid, two grids, or two with the second a dependent launch */
+  int nkb;        /* key blocks per (kv head, batch entry) pair */
+  int x_units;    /* query-tile units of a key block: G * ceil(seqlen_q / BQ) */
+  int units;      /* of the tail: (blocks - dp) * x_units, below 2^31 */
+  /* [2 * workers][threads][D] fp32 partials: slots 2i and 2i + 1 hold the head and
+   * the tail part of the key block cut at worker boundary i */
+  float *part;
+  unsigned *ticket; /* [workers], zeroed before the launch */
+};
+
+/* Pass `pass` of a worker (this block): the tail's key block tb0 + pass, where tb0
+ * holds the worker's first unit; its units [x_lo, x_hi) and partial slot (-1: the
+ * whole block); done when the worker's units end before the block. */
+struct pa_hbwd_part {
+  int pair, kb, x_lo, x_hi, slot;
+  bool done;
+};
+
+__device__ __forceinline__ pa_hbwd_part pa_hbwd_sk_part(const pa_hbwd_sk &sk, int pass) {
+  /* 32-bit arithmetic only (the plan keeps the tail's units below 2^31): 64-bit
+   * divisions made ptxas keep the results, and all that follows, in vector registers */
+  pa_hbwd_part r;
+  const int wi = (int)blockIdx.x - sk.wbase;
+  const int base = sk.units / sk.workers, rem = sk.units % sk.workers;
+  const int u0 = wi * base + min(wi, rem), u1 = u0 + base + (wi < rem ? 1 : 0);
+  const int tb = u0 / sk.x_units + pass, b0 = tb * sk.x_units;
+  r.done = b0 >= u1;
+  r.x_lo = max(u0 - b0, 0);
+  r.x_hi = min(sk.x_units, u1 - b0);
+  const int blk = sk.dp + tb;
+  r.pair = blk / sk.nkb;
+  r.kb = blk - r.pair * sk.nkb;
+  r.slot = r.x_lo > 0                ? 2 * wi + 1     /* the tail part, boundary wi */
+           : r.x_hi < sk.x_units ? 2 * (wi + 1) /* the head part, boundary wi + 1 */
+                                 : -1;
+  return r;
+}
+
 template <int VARIANT>
 struct pa_hbwd_bq {
   enum { value = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_Q128 ? 128 : 64 };
@@ -248,7 +324,8 @@ struct pa_hbwd_bq {
 
 template <typename T, int D, int VARIANT>
 __global__ void __launch_bounds__(256, 1)
-    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws, int pairs, int epi_mode) {
+    pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws, int pairs, int epi_mode,
+                         pa_hbwd_sk sk) {
 #if PA_HOPPER_ARCH_OK
   typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   enum {
@@ -266,6 +343,7 @@ __global__ void __launch_bounds__(256, 1)
     QS = (VARIANT & PA_HBWD_SPLIT_MASK) == PA_HBWD_Q128,
     BULK = (VARIANT & PA_HBWD_BULK) != 0,
     STATS = (VARIANT & PA_HBWD_STATS) != 0,
+    SK = (VARIANT & PA_HBWD_SK) != 0,
     DQ_STEPS = KS ? BK / 32 : BK / 16, /* k16 steps of dQ */
     DQ_PASSES = KS ? D / 64 : 1        /* 64-dim passes of dQ per warpgroup */
   };
@@ -278,395 +356,520 @@ __global__ void __launch_bounds__(256, 1)
   unsigned char *const stage0_ptr = base + 2 * cfg::kv_bytes;
   unsigned char *const ds_ptr = stage0_ptr + 2 * cfg::stage_bytes;
 
-  pa_bwd_block c;
-  {
-    const int pair = blockIdx.z * gridDim.x + blockIdx.x; /* (kv head, batch entry) */
-    if (pair >= pairs) return; /* the last group's padding */
-    if (!pa_bwd_block_init<BQ>(c, p, pair / p.heads_kv, pair % p.heads_kv, blockIdx.y * BK)) return;
-  }
-  const int X = c.G * c.n_qt;
   const int tid = threadIdx.x, warp = (tid % 128) / 32, lane = tid % 32;
-  /* The warpgroup, through a shuffle so that the compiler knows it is warp-uniform (the
-   * descriptor arithmetic then stays on the uniform datapath). */
-  const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
-  const int g8 = lane >> 2, t = lane & 3;
-  float *const dq_stage = (float *)(ds_ptr + cfg::ds_bytes + (tid / 32) * cfg::dq_warp_bytes);
-  const int wk = 64 * wg + 16 * warp; /* the warp's first key in the block */
+  /* Stream-K workers (SK, block ids from sk.wbase on): one key block's part of their
+   * units per pass of the loop below (pa_hbwd_sk_part); every other block makes one
+   * pass. The loop costs the workers' kernel spills in the tile loop (ptxas: 172 / 324
+   * bytes per thread at D = 128, 268 / 508 at D = 64, against 36 / 68 and 116 / 204;
+   * moving the pass number to shared memory, unrolling the passes or recomputing the
+   * block's values per pass did not lower them), which is why the whole blocks run the
+   * plain kernel by default (PA_HBWD_SK_PDL). */
+  __shared__ unsigned sk_order;
+  const bool worker = SK && (int)blockIdx.x >= sk.wbase;
+#pragma unroll 1
+  for (int pass = 0;; ++pass) {
+    int pair, kb, x_lo = 0, x_hi = INT_MAX;
+    if (!SK) {
+      pair = blockIdx.z * gridDim.x + blockIdx.x; /* (kv head, batch entry) */
+      kb = blockIdx.y;
+      /* the whole blocks of a tail launched as its own grid: the first sk.dp only */
+      if (sk.dp > 0 && kb + sk.nkb * pair >= sk.dp) return;
+      pa_hbwd_pdl_trigger(); /* a dependent workers' grid may start as SMs come free */
+    } else if (!worker) {
+      pair = blockIdx.x / sk.nkb;
+      kb = blockIdx.x % sk.nkb;
+    } else {
+      const pa_hbwd_part pt = pa_hbwd_sk_part(sk, pass);
+      if (pt.done) break;
+      if (pass) __syncthreads(); /* the previous part's epilogue is done with shared memory */
+      pair = pt.pair;
+      kb = pt.kb;
+      x_lo = pt.x_lo;
+      x_hi = pt.x_hi;
+    }
+    pa_bwd_block c;
+    if (pair >= pairs ||
+        !pa_bwd_block_init<BQ>(c, p, pair / p.heads_kv, pair % p.heads_kv, kb * BK)) {
+      if (worker) continue; /* both parts of a cut block skip it alike */
+      return;               /* the last group's padding; keys past the entry's rows */
+    }
+    const int X = min(c.G * c.n_qt, x_hi); /* the walk's end (a worker's part: x_hi) */
+    /* The warpgroup, through a shuffle so that the compiler knows it is warp-uniform (the
+     * descriptor arithmetic then stays on the uniform datapath). */
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
+    const int g8 = lane >> 2, t = lane & 3;
+    float *const dq_stage = (float *)(ds_ptr + cfg::ds_bytes + (tid / 32) * cfg::dq_warp_bytes);
+    const int wk = 64 * wg + 16 * warp; /* the warp's first key in the block */
 
-  /* Prologue: K and V of the block, panel by panel (keys past len_k are zero). */
-  {
-    const T *k_g = (const T *)p.k.ptr + pa_view_row(&p.k, c.b, c.j0, c.seq.k_start, c.hk);
-    const T *v_g = (const T *)p.v.ptr + pa_view_row(&p.v, c.b, c.j0, c.seq.k_start, c.hk);
-    const int rows = c.seq.len_k - c.j0;
+    /* Prologue: K and V of the block, panel by panel (keys past len_k are zero). */
+    {
+      const T *k_g = (const T *)p.k.ptr + pa_view_row(&p.k, c.b, c.j0, c.seq.k_start, c.hk);
+      const T *v_g = (const T *)p.v.ptr + pa_view_row(&p.v, c.b, c.j0, c.seq.k_start, c.hk);
+      const int rows = c.seq.len_k - c.j0;
 #pragma unroll
-    for (int x = 0; x < PANELS; ++x) {
-      pa_tile_load<BK, 64, NT>(s_k + x * cfg::k_panel, k_g + 64 * x, p.k.stride_s, rows,
-                               p.head_dim - 64 * x, (const T *)p.k.ptr, tid);
-      pa_tile_load<BK, 64, NT>(s_v + x * cfg::k_panel, v_g + 64 * x, p.v.stride_s, rows,
-                               p.head_dim_v - 64 * x, (const T *)p.v.ptr, tid);
-    }
-    pa_cp_async_commit();
-  }
-  /* Q, dO and the statistics of tile x into `stage` (the stage is free: released by
-   * the barrier before the call). */
-  auto load_tile = [&](pa_bwd_at a, int stage) {
-    const int h = c.hk * c.G + a.g, i0 = a.qt * BQ;
-    const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
-    const int rows = c.seq.len_q - i0;
-    const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, i0, c.seq.q_start, h);
-    const T *do_g = (const T *)p.dout.ptr + pa_view_row(&p.dout, c.b, i0, c.seq.q_start, h);
-#pragma unroll
-    for (int x = 0; x < PANELS; ++x) {
-      pa_tile_load<BQ, 64, NT>(s_q + x * cfg::q_panel, q_g + 64 * x, p.q.stride_s, rows,
-                               p.head_dim - 64 * x, (const T *)p.q.ptr, tid);
-      pa_tile_load<BQ, 64, NT>(s_do + x * cfg::q_panel, do_g + 64 * x, p.dout.stride_s, rows,
-                               p.head_dim_v - 64 * x, (const T *)p.dout.ptr, tid);
-    }
-    if (tid < BQ) {
-      float *st = (float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
-      const bool in = tid < rows;
-      const int64_t at = h * ws.rows + c.row0 + i0 + tid;
-      if (STATS && in) {
-        pa_cp_async_4(pa_hsmem(st + tid), ws.lse2 + at);
-        pa_cp_async_4(pa_hsmem(st + BQ + tid), ws.dsum + at);
-      } else {
-        st[tid] = in ? ws.lse2[at] : INFINITY; /* padded rows: P = 0 */
-        st[BQ + tid] = in ? ws.dsum[at] : 0.0f;
+      for (int x = 0; x < PANELS; ++x) {
+        pa_tile_load<BK, 64, NT>(s_k + x * cfg::k_panel, k_g + 64 * x, p.k.stride_s, rows,
+                                 p.head_dim - 64 * x, (const T *)p.k.ptr, tid);
+        pa_tile_load<BK, 64, NT>(s_v + x * cfg::k_panel, v_g + 64 * x, p.v.stride_s, rows,
+                                 p.head_dim_v - 64 * x, (const T *)p.v.ptr, tid);
       }
+      pa_cp_async_commit();
     }
-    pa_cp_async_commit();
-  };
-  bool partial = false;
-  pa_bwd_at at = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at{0, 0, 0}, &partial);
-  if (at.x < X) load_tile(at, 0);
-
-  const bool general = p.softcap > 0.0f || p.alibi.buf;
-  const float xscale = p.scale * PA_BWD_LOG2E;
-  float dk[D_TILES][4], dv[D_TILES][4]; /* [64 keys x D] per warpgroup, fp32 */
+    /* Q, dO and the statistics of tile x into `stage` (the stage is free: released by
+     * the barrier before the call). */
+    auto load_tile = [&](pa_bwd_at a, int stage) {
+      const int h = c.hk * c.G + a.g, i0 = a.qt * BQ;
+      const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
+      const int rows = c.seq.len_q - i0;
+      const T *q_g = (const T *)p.q.ptr + pa_view_row(&p.q, c.b, i0, c.seq.q_start, h);
+      const T *do_g = (const T *)p.dout.ptr + pa_view_row(&p.dout, c.b, i0, c.seq.q_start, h);
 #pragma unroll
-  for (int n = 0; n < D_TILES; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
-
-  /* dQ [64 queries x 64 dims] per warpgroup and pass, added to the fp32 accumulator by
-   * red.global.add (pairs where head_dim is even). */
-  float dq[DQ_PASSES][8][4];
-  auto dq_add = [&](float(&acc)[8][4], int hh, int ii0, int c0) {
-    const bool pairs = (p.head_dim & 1) == 0;
-    /* Whole 64-column rows: no column checks (q128 only: at D = 128 the extra path costs
-     * spills, 128 against 32 bytes per thread). */
-    const bool whole = QS && pairs && c0 + 64 <= p.head_dim;
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int64_t i = ii0 + (QS ? 64 * wg : 0) + 16 * warp + g8 + 8 * r;
-      if (i >= c.seq.len_q) continue;
-      float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + hh) * p.head_dim;
-      if (whole) {
-        float *at = dst + c0 + 2 * t;
-#pragma unroll
-        for (int n = 0; n < 8; ++n) pa_bwd_red_add2(at + 8 * n, acc[n][2 * r], acc[n][2 * r + 1]);
-      } else {
-#pragma unroll
-        for (int n = 0; n < 8; ++n)
-          pa_bwd_dq_add2(dst, c0 + 8 * n + 2 * t, p.head_dim, pairs, acc[n][2 * r],
-                         acc[n][2 * r + 1]);
+      for (int x = 0; x < PANELS; ++x) {
+        pa_tile_load<BQ, 64, NT>(s_q + x * cfg::q_panel, q_g + 64 * x, p.q.stride_s, rows,
+                                 p.head_dim - 64 * x, (const T *)p.q.ptr, tid);
+        pa_tile_load<BQ, 64, NT>(s_do + x * cfg::q_panel, do_g + 64 * x, p.dout.stride_s, rows,
+                                 p.head_dim_v - 64 * x, (const T *)p.dout.ptr, tid);
       }
-    }
-  };
-
-  for (int stage = 0; at.x < X; stage ^= 1) {
-    pa_cp_async_wait<0>();
-    pa_fence_proxy_async(); /* this thread's cp.async writes, to the wgmma reads */
-    __syncthreads(); /* tile x (and K, V) visible; every thread is done with the other stage and dS */
-    const bool tile_partial = partial;
-    const pa_bwd_at next = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at_next(c, at), &partial);
-    if (next.x < X) load_tile(next, stage ^ 1);
-
-    const int h = c.hk * c.G + at.g, i0 = at.qt * BQ;
-    const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
-    const float *lse2_s = (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
-    const float *dsum_s = lse2_s + BQ;
-    /* k16 step kk of the head dim: the panel, then 32 bytes per step in its 128-byte
-     * rows; the warpgroup's 64 keys start 64 rows into each K / V panel. */
-    auto kv_off = [&](int kk) { return (uint32_t)((kk / 4) * cfg::k_panel + 64 * wg * 128 + (kk % 4) * 32); };
-    auto q_off = [](int kk) { return (uint32_t)((kk / 4) * cfg::q_panel + (kk % 4) * 32); };
-
-    /* S^T = K_w Q^T and dP^T = V_w dO^T: [64 keys x 64 queries] per warpgroup, two
-     * commit groups, so that P's exponentials run while dP^T is on the tensor cores. */
-    float s[Q_TILES][4], dp[Q_TILES][4];
-    pa_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < D_STEPS; ++kk)
-      pa_wgmma_ss<T, BQ>(s, pa_hbwd_desc<16, 1024>((s_k >> 4) + kv_off(kk) / 16),
-                         pa_hbwd_desc<16, 1024>((s_q >> 4) + q_off(kk) / 16), kk > 0);
-    pa_wgmma_commit();
-#pragma unroll
-    for (int kk = 0; kk < D_STEPS; ++kk)
-      pa_wgmma_ss<T, BQ>(dp, pa_hbwd_desc<16, 1024>((s_v >> 4) + kv_off(kk) / 16),
-                         pa_hbwd_desc<16, 1024>((s_do >> 4) + q_off(kk) / 16), kk > 0);
-    pa_wgmma_commit();
-
-    /* P and dS: element (key wk + g8 + 8 (e >> 1), query 8n + 2t + (e & 1)). */
-    pa_bwd_tile tl;
-    tl.h = h;
-    tl.slope = pa_problem_alibi_slope(&p, c.b, h);
-    tl.general = general;
-    tl.range = pa_bwd_tile_range<BQ, BK>(c, i0);
-    tl.partial = tile_partial;
-    tl.xscale = xscale;
-    /* The lean path (no softcap, ALiBi or partial block mask): P from the plain score;
-     * MASKED (the tile crosses a causal/window/length edge) keeps (i, j) iff
-     * dlo <= j - i <= dhi and j < len_k, pa_mask_keep's rule in the thread's two keys
-     * and sixteen queries, instead of the general path's per-element row ranges. */
-    auto lean = [&](auto masked) {
-      constexpr bool MASKED = decltype(masked)::value;
-      int dlo = INT_MIN, dhi = INT_MAX, ja = 0, da = 0;
-      if constexpr (MASKED) {
-        const int64_t off = (int64_t)c.mask.len_k - c.mask.len_q;
-        if (c.mask.window_left >= 0) dlo = (int)max(off - c.mask.window_left, (int64_t)INT_MIN);
-        if (c.mask.window_right >= 0) dhi = (int)min(off + c.mask.window_right, (int64_t)INT_MAX);
-        ja = c.j0 + wk + g8;     /* the thread's first key; the second is ja + 8 */
-        da = ja - (i0 + 2 * t);  /* j - i of element (n = 0, e = 0) */
-      }
-      pa_wgmma_wait<1>(); /* S^T landed */
-      pa_wgmma_fence_regs(s);
-#pragma unroll
-      for (int n = 0; n < Q_TILES; ++n) {
-        const float2 l2 = *(const float2 *)(lse2_s + 8 * n + 2 * t);
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const float v = pa_exp2(fmaf(s[n][e], xscale, -((e & 1) ? l2.y : l2.x)));
-          if constexpr (MASKED) {
-            const int d = da + 8 * (e >> 1) - 8 * n - (e & 1);
-            s[n][e] = d >= dlo && d <= dhi && ja + 8 * (e >> 1) < c.mask.len_k ? v : 0.0f;
-          } else {
-            s[n][e] = v;
-          }
+      if (tid < BQ) {
+        float *st = (float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
+        const bool in = tid < rows;
+        const int64_t at = h * ws.rows + c.row0 + i0 + tid;
+        if (STATS && in) {
+          pa_cp_async_4(pa_hsmem(st + tid), ws.lse2 + at);
+          pa_cp_async_4(pa_hsmem(st + BQ + tid), ws.dsum + at);
+        } else {
+          st[tid] = in ? ws.lse2[at] : INFINITY; /* padded rows: P = 0 */
+          st[BQ + tid] = in ? ws.dsum[at] : 0.0f;
         }
       }
-      pa_wgmma_wait<0>();
-      pa_wgmma_fence_regs(dp);
+      pa_cp_async_commit();
+    };
+    bool partial = false;
+    pa_bwd_at at = {X, 0, 0};
+    if (x_lo < X)
+      at = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at{x_lo, x_lo / c.n_qt, x_lo % c.n_qt}, &partial);
+    if (at.x < X) load_tile(at, 0);
+
+    const bool general = p.softcap > 0.0f || p.alibi.buf;
+    const float xscale = p.scale * PA_BWD_LOG2E;
+    float dk[D_TILES][4], dv[D_TILES][4]; /* [64 keys x D] per warpgroup, fp32 */
 #pragma unroll
-      for (int n = 0; n < Q_TILES; ++n) {
-        const float2 ds = *(const float2 *)(dsum_s + 8 * n + 2 * t);
+    for (int n = 0; n < D_TILES; ++n)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) dp[n][e] = s[n][e] * (dp[n][e] - ((e & 1) ? ds.y : ds.x)) * p.scale;
+      for (int e = 0; e < 4; ++e) dk[n][e] = dv[n][e] = 0.0f;
+
+    /* dQ [64 queries x 64 dims] per warpgroup and pass, added to the fp32 accumulator by
+     * red.global.add (pairs where head_dim is even). */
+    float dq[DQ_PASSES][8][4];
+    auto dq_add = [&](float(&acc)[8][4], int hh, int ii0, int c0) {
+      const bool pairs = (p.head_dim & 1) == 0;
+      /* Whole 64-column rows: no column checks (q128 only: at D = 128 the extra path costs
+       * spills, 128 against 32 bytes per thread). */
+      const bool whole = QS && pairs && c0 + 64 <= p.head_dim;
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int64_t i = ii0 + (QS ? 64 * wg : 0) + 16 * warp + g8 + 8 * r;
+        if (i >= c.seq.len_q) continue;
+        float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + hh) * p.head_dim;
+        if (whole) {
+          float *at = dst + c0 + 2 * t;
+#pragma unroll
+          for (int n = 0; n < 8; ++n) pa_bwd_red_add2(at + 8 * n, acc[n][2 * r], acc[n][2 * r + 1]);
+        } else {
+#pragma unroll
+          for (int n = 0; n < 8; ++n)
+            pa_bwd_dq_add2(dst, c0 + 8 * n + 2 * t, p.head_dim, pairs, acc[n][2 * r],
+                           acc[n][2 * r + 1]);
+        }
       }
     };
-    if (!general && !tile_partial) {
-      if (tl.range)
-        lean(std::true_type());
-      else
-        lean(std::false_type());
-    } else {
-      pa_wgmma_wait<0>();
-      pa_wgmma_fence_regs(s);
-      pa_wgmma_fence_regs(dp);
-#pragma unroll
-      for (int n = 0; n < Q_TILES; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int ql = 8 * n + 2 * t + (e & 1);
-          float pr, ds;
-          pa_bwd_p_ds(p, c, tl, i0 + ql, c.j0 + wk + g8 + 8 * (e >> 1), s[n][e], dp[n][e],
-                      lse2_s[ql], dsum_s[ql], &pr, &ds);
-          dp[n][e] = ds;
-          s[n][e] = pr;
-        }
-    }
 
-    /* P^T, dS^T as A fragments [64 keys x 16 queries] per k16 step: chunks 2kk, 2kk+1. */
-    uint32_t pf[Q_STEPS][4], dsf[Q_STEPS][4];
-#pragma unroll
-    for (int kk = 0; kk < Q_STEPS; ++kk) {
-      pf[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
-      pf[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
-      pf[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pf[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-      dsf[kk][0] = pa_pack2<T>(dp[2 * kk][0], dp[2 * kk][1]);
-      dsf[kk][1] = pa_pack2<T>(dp[2 * kk][2], dp[2 * kk][3]);
-      dsf[kk][2] = pa_pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-      dsf[kk][3] = pa_pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-    }
+    for (int stage = 0; at.x < X; stage ^= 1) {
+      pa_cp_async_wait<0>();
+      pa_fence_proxy_async(); /* this thread's cp.async writes, to the wgmma reads */
+      /* tile x (and K, V) visible; every thread is done with the other stage and dS */
+      __syncthreads();
+      const bool tile_partial = partial;
+      const pa_bwd_at next = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at_next(c, at), &partial);
+      if (next.x < X) load_tile(next, stage ^ 1);
 
-    if (ws.dq_acc) {
-      /* dS to shared memory K-major: the warpgroup's panel, [BQ queries x 64 keys] in
-       * 128-byte rows. stmatrix .trans: matrix i of step kk (register dsf[kk][i]) holds
-       * keys wk + 8 (i & 1) .. + 7 of queries 16 kk + 8 (i >> 1) .. + 7, stored as the
-       * queries' rows; lane 8 i + j gives row j's address: the 16-byte chunk
-       * 2 warp + (i & 1) of the row, swizzled by the row % 8 = j. Before the dK product
-       * takes dsf as its A operand: PTX leaves reading an in-flight wgmma's A registers
-       * undefined. */
-      const int i = lane >> 3, j = lane & 7;
-      const uint32_t at0 = s_ds + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
-                           (((2 * warp + (i & 1)) ^ j) << 4);
-#pragma unroll
-      for (int kk = 0; kk < Q_STEPS; ++kk) pa_stmatrix_x4_trans(at0 + kk * 16 * 128, dsf[kk]);
-    }
-
-    /* dV += P^T dO, dK += dS^T Q: B = dO, Q [queries x D] read MN-major (rows = K). */
-    pa_wgmma_fence_regs(dv);
-    pa_wgmma_fence_regs(dk);
-    pa_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < Q_STEPS; ++kk) {
-      pa_wgmma_rs_tb<T, D>(dv, pf[kk], pa_hbwd_desc<cfg::q_panel, 1024>((s_do >> 4) + kk * 128), 1);
-      pa_wgmma_rs_tb<T, D>(dk, dsf[kk], pa_hbwd_desc<cfg::q_panel, 1024>((s_q >> 4) + kk * 128), 1);
-    }
-    pa_wgmma_commit();
-
-    if (ws.dq_acc) { /* uniform: the mode of the call */
-      pa_fence_proxy_async(); /* the stmatrix stores above, to dQ's wgmma */
-      if (KS)
-        pa_named_sync(1 + wg, 128); /* the warpgroup's own keys only */
-      else
-        pa_named_sync(1, NT); /* both warpgroups' dS: each takes a half over all keys */
-      /* dQ [64 queries x 64 dims] per warpgroup and pass: A = dS K-major (rows =
-       * queries; QS: the warpgroup's 64), k16 step kk = keys 16 kk .. : panel kk / 4 (KS:
-       * the warpgroup's own keys only), 32 bytes per step in the 128-byte rows; B = K
-       * (rows = keys) MN-major. Pass x of the K split covers dims 64x..64x+63; both
-       * passes are issued before the first one's adds. */
-      const uint32_t a0 = s_ds + (KS ? wg * cfg::ds_panel : 0) + (QS ? 64 * wg * 128 : 0);
-      auto a_desc = [&](int kk) {
-        return pa_hbwd_desc<16, 1024>((a0 + (kk / 4) * cfg::ds_panel + (kk % 4) * 32) >> 4);
+      const int h = c.hk * c.G + at.g, i0 = at.qt * BQ;
+      const uint32_t s_q = s_stage0 + stage * cfg::stage_bytes, s_do = s_q + cfg::q_bytes;
+      const float *lse2_s =
+          (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
+      const float *dsum_s = lse2_s + BQ;
+      /* k16 step kk of the head dim: the panel, then 32 bytes per step in its 128-byte
+       * rows; the warpgroup's 64 keys start 64 rows into each K / V panel. */
+      auto kv_off = [&](int kk) {
+        return (uint32_t)((kk / 4) * cfg::k_panel + 64 * wg * 128 + (kk % 4) * 32);
       };
+      auto q_off = [](int kk) { return (uint32_t)((kk / 4) * cfg::q_panel + (kk % 4) * 32); };
+
+      /* S^T = K_w Q^T and dP^T = V_w dO^T: [64 keys x 64 queries] per warpgroup, two
+       * commit groups, so that P's exponentials run while dP^T is on the tensor cores. */
+      float s[Q_TILES][4], dp[Q_TILES][4];
+      pa_wgmma_fence();
 #pragma unroll
-      for (int x = 0; x < DQ_PASSES; ++x) {
-        const uint32_t b0 = KS   ? s_k + x * cfg::k_panel + 64 * wg * 128
-                            : QS ? s_k
-                                 : s_k + wg * cfg::k_panel;
-        pa_wgmma_fence();
-        pa_wgmma_ss_kt64<T, false>(dq[x], a_desc(0), pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
+      for (int kk = 0; kk < D_STEPS; ++kk)
+        pa_wgmma_ss<T, BQ>(s, pa_hbwd_desc<16, 1024>((s_k >> 4) + kv_off(kk) / 16),
+                           pa_hbwd_desc<16, 1024>((s_q >> 4) + q_off(kk) / 16), kk > 0);
+      pa_wgmma_commit();
 #pragma unroll
-        for (int kk = 1; kk < DQ_STEPS; ++kk)
-          pa_wgmma_ss_kt64<T, true>(dq[x], a_desc(kk),
-                                    pa_hbwd_desc<cfg::k_panel, 1024>((b0 >> 4) + kk * 128));
-        pa_wgmma_commit();
-      }
-      const bool bulk_ok = (p.head_dim & 3) == 0; /* 16-byte rows and sizes */
-#pragma unroll
-      for (int x = 0; x < DQ_PASSES; ++x) {
-        if (x == 0 && DQ_PASSES == 2) {
-          pa_wgmma_wait<1>();
-        } else {
-          pa_wgmma_wait<0>();
+      for (int kk = 0; kk < D_STEPS; ++kk)
+        pa_wgmma_ss<T, BQ>(dp, pa_hbwd_desc<16, 1024>((s_v >> 4) + kv_off(kk) / 16),
+                           pa_hbwd_desc<16, 1024>((s_do >> 4) + q_off(kk) / 16), kk > 0);
+      pa_wgmma_commit();
+
+      /* P and dS: element (key wk + g8 + 8 (e >> 1), query 8n + 2t + (e & 1)). */
+      pa_bwd_tile tl;
+      tl.h = h;
+      tl.slope = pa_problem_alibi_slope(&p, c.b, h);
+      tl.general = general;
+      tl.range = pa_bwd_tile_range<BQ, BK>(c, i0);
+      tl.partial = tile_partial;
+      tl.xscale = xscale;
+      /* The lean path (no softcap, ALiBi or partial block mask): P from the plain score;
+       * MASKED (the tile crosses a causal/window/length edge) keeps (i, j) iff
+       * dlo <= j - i <= dhi and j < len_k, pa_mask_keep's rule in the thread's two keys
+       * and sixteen queries, instead of the general path's per-element row ranges. */
+      auto lean = [&](auto masked) {
+        constexpr bool MASKED = decltype(masked)::value;
+        int dlo = INT_MIN, dhi = INT_MAX, ja = 0, da = 0;
+        if constexpr (MASKED) {
+          const int64_t off = (int64_t)c.mask.len_k - c.mask.len_q;
+          if (c.mask.window_left >= 0) dlo = (int)max(off - c.mask.window_left, (int64_t)INT_MIN);
+          if (c.mask.window_right >= 0) dhi = (int)min(off + c.mask.window_right, (int64_t)INT_MAX);
+          ja = c.j0 + wk + g8;     /* the thread's first key; the second is ja + 8 */
+          da = ja - (i0 + 2 * t);  /* j - i of element (n = 0, e = 0) */
         }
-        pa_wgmma_fence_regs(dq[x]);
-        const int c0 = KS ? 64 * x : QS ? 0 : 64 * wg;
-        if (BULK && bulk_ok) {
-          /* The warp's 16 rows to shared memory, then one bulk add per row (lanes
-           * 0-15): the previous tile's bulk reads of this buffer must be done. */
-          if (lane < 16) pa_bulk_wait_read0();
-          __syncwarp();
+        pa_wgmma_wait<1>(); /* S^T landed */
+        pa_wgmma_fence_regs(s);
 #pragma unroll
-          for (int r = 0; r < 2; ++r)
+        for (int n = 0; n < Q_TILES; ++n) {
+          const float2 l2 = *(const float2 *)(lse2_s + 8 * n + 2 * t);
 #pragma unroll
-            for (int n = 0; n < 8; ++n)
-              *(float2 *)(dq_stage + (g8 + 8 * r) * cfg::dq_row + 8 * n + 2 * t) =
-                  make_float2(dq[x][n][2 * r], dq[x][n][2 * r + 1]);
-          pa_fence_proxy_async();
-          __syncwarp();
-          const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + lane;
-          if (lane < 16 && i < c.seq.len_q && c0 < p.head_dim) {
-            const int cols = p.head_dim - c0 < 64 ? p.head_dim - c0 : 64;
-            float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim + c0;
-            asm volatile(
-                "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
-                    __cvta_generic_to_global(dst)),
-                "r"(pa_hsmem(dq_stage + lane * cfg::dq_row)), "r"(cols * 4)
-                : "memory");
-            pa_bulk_commit();
+          for (int e = 0; e < 4; ++e) {
+            const float v = pa_exp2(fmaf(s[n][e], xscale, -((e & 1) ? l2.y : l2.x)));
+            if constexpr (MASKED) {
+              const int d = da + 8 * (e >> 1) - 8 * n - (e & 1);
+              s[n][e] = d >= dlo && d <= dhi && ja + 8 * (e >> 1) < c.mask.len_k ? v : 0.0f;
+            } else {
+              s[n][e] = v;
+            }
           }
-          continue;
         }
-        dq_add(dq[x], h, i0, c0);
+        pa_wgmma_wait<0>();
+        pa_wgmma_fence_regs(dp);
+#pragma unroll
+        for (int n = 0; n < Q_TILES; ++n) {
+          const float2 ds = *(const float2 *)(dsum_s + 8 * n + 2 * t);
+#pragma unroll
+          for (int e = 0; e < 4; ++e)
+            dp[n][e] = s[n][e] * (dp[n][e] - ((e & 1) ? ds.y : ds.x)) * p.scale;
+        }
+      };
+      if (!general && !tile_partial) {
+        if (tl.range)
+          lean(std::true_type());
+        else
+          lean(std::false_type());
+      } else {
+        pa_wgmma_wait<0>();
+        pa_wgmma_fence_regs(s);
+        pa_wgmma_fence_regs(dp);
+#pragma unroll
+        for (int n = 0; n < Q_TILES; ++n)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int ql = 8 * n + 2 * t + (e & 1);
+            float pr, ds;
+            pa_bwd_p_ds(p, c, tl, i0 + ql, c.j0 + wk + g8 + 8 * (e >> 1), s[n][e], dp[n][e],
+                        lse2_s[ql], dsum_s[ql], &pr, &ds);
+            dp[n][e] = ds;
+            s[n][e] = pr;
+          }
+      }
+
+      /* P^T, dS^T as A fragments [64 keys x 16 queries] per k16 step: chunks 2kk, 2kk+1. */
+      uint32_t pf[Q_STEPS][4], dsf[Q_STEPS][4];
+#pragma unroll
+      for (int kk = 0; kk < Q_STEPS; ++kk) {
+        pf[kk][0] = pa_pack2<T>(s[2 * kk][0], s[2 * kk][1]);
+        pf[kk][1] = pa_pack2<T>(s[2 * kk][2], s[2 * kk][3]);
+        pf[kk][2] = pa_pack2<T>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+        pf[kk][3] = pa_pack2<T>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+        dsf[kk][0] = pa_pack2<T>(dp[2 * kk][0], dp[2 * kk][1]);
+        dsf[kk][1] = pa_pack2<T>(dp[2 * kk][2], dp[2 * kk][3]);
+        dsf[kk][2] = pa_pack2<T>(dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
+        dsf[kk][3] = pa_pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
+      }
+
+      if (ws.dq_acc) {
+        /* dS to shared memory K-major: the warpgroup's panel, [BQ queries x 64 keys] in
+         * 128-byte rows. stmatrix .trans: matrix i of step kk (register dsf[kk][i]) holds
+         * keys wk + 8 (i & 1) .. + 7 of queries 16 kk + 8 (i >> 1) .. + 7, stored as the
+         * queries' rows; lane 8 i + j gives row j's address: the 16-byte chunk
+         * 2 warp + (i & 1) of the row, swizzled by the row % 8 = j. Before the dK product
+         * takes dsf as its A operand: PTX leaves reading an in-flight wgmma's A registers
+         * undefined. */
+        const int i = lane >> 3, j = lane & 7;
+        const uint32_t at0 = s_ds + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
+                             (((2 * warp + (i & 1)) ^ j) << 4);
+#pragma unroll
+        for (int kk = 0; kk < Q_STEPS; ++kk) pa_stmatrix_x4_trans(at0 + kk * 16 * 128, dsf[kk]);
+      }
+
+      /* dV += P^T dO, dK += dS^T Q: B = dO, Q [queries x D] read MN-major (rows = K). */
+      pa_wgmma_fence_regs(dv);
+      pa_wgmma_fence_regs(dk);
+      pa_wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < Q_STEPS; ++kk) {
+        pa_wgmma_rs_tb<T, D>(dv, pf[kk],
+                             pa_hbwd_desc<cfg::q_panel, 1024>((s_do >> 4) + kk * 128), 1);
+        pa_wgmma_rs_tb<T, D>(dk, dsf[kk],
+                             pa_hbwd_desc<cfg::q_panel, 1024>((s_q >> 4) + kk * 128), 1);
+      }
+      pa_wgmma_commit();
+
+      if (ws.dq_acc) { /* uniform: the mode of the call */
+        pa_fence_proxy_async(); /* the stmatrix stores above, to dQ's wgmma */
+        if (KS)
+          pa_named_sync(1 + wg, 128); /* the warpgroup's own keys only */
+        else
+          pa_named_sync(1, NT); /* both warpgroups' dS: each takes a half over all keys */
+        /* dQ [64 queries x 64 dims] per warpgroup and pass: A = dS K-major (rows =
+         * queries; QS: the warpgroup's 64), k16 step kk = keys 16 kk .. : panel kk / 4 (KS:
+         * the warpgroup's own keys only), 32 bytes per step in the 128-byte rows; B = K
+         * (rows = keys) MN-major. Pass x of the K split covers dims 64x..64x+63; both
+         * passes are issued before the first one's adds. */
+        const uint32_t a0 = s_ds + (KS ? wg * cfg::ds_panel : 0) + (QS ? 64 * wg * 128 : 0);
+        auto a_desc = [&](int kk) {
+          return pa_hbwd_desc<16, 1024>((a0 + (kk / 4) * cfg::ds_panel + (kk % 4) * 32) >> 4);
+        };
+#pragma unroll
+        for (int x = 0; x < DQ_PASSES; ++x) {
+          const uint32_t b0 = KS   ? s_k + x * cfg::k_panel + 64 * wg * 128
+                              : QS ? s_k
+                                   : s_k + wg * cfg::k_panel;
+          pa_wgmma_fence();
+          pa_wgmma_ss_kt64<T, false>(dq[x], a_desc(0), pa_hbwd_desc<cfg::k_panel, 1024>(b0 >> 4));
+#pragma unroll
+          for (int kk = 1; kk < DQ_STEPS; ++kk)
+            pa_wgmma_ss_kt64<T, true>(dq[x], a_desc(kk),
+                                      pa_hbwd_desc<cfg::k_panel, 1024>((b0 >> 4) + kk * 128));
+          pa_wgmma_commit();
+        }
+        const bool bulk_ok = (p.head_dim & 3) == 0; /* 16-byte rows and sizes */
+#pragma unroll
+        for (int x = 0; x < DQ_PASSES; ++x) {
+          if (x == 0 && DQ_PASSES == 2) {
+            pa_wgmma_wait<1>();
+          } else {
+            pa_wgmma_wait<0>();
+          }
+          pa_wgmma_fence_regs(dq[x]);
+          const int c0 = KS ? 64 * x : QS ? 0 : 64 * wg;
+          if (BULK && bulk_ok) {
+            /* The warp's 16 rows to shared memory, then one bulk add per row (lanes
+             * 0-15): the previous tile's bulk reads of this buffer must be done. */
+            if (lane < 16) pa_bulk_wait_read0();
+            __syncwarp();
+#pragma unroll
+            for (int r = 0; r < 2; ++r)
+#pragma unroll
+              for (int n = 0; n < 8; ++n)
+                *(float2 *)(dq_stage + (g8 + 8 * r) * cfg::dq_row + 8 * n + 2 * t) =
+                    make_float2(dq[x][n][2 * r], dq[x][n][2 * r + 1]);
+            pa_fence_proxy_async();
+            __syncwarp();
+            const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + lane;
+            if (lane < 16 && i < c.seq.len_q && c0 < p.head_dim) {
+              const int cols = p.head_dim - c0 < 64 ? p.head_dim - c0 : 64;
+              float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim + c0;
+              asm volatile(
+                  "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                      __cvta_generic_to_global(dst)),
+                  "r"(pa_hsmem(dq_stage + lane * cfg::dq_row)), "r"(cols * 4)
+                  : "memory");
+              pa_bulk_commit();
+            }
+            continue;
+          }
+          dq_add(dq[x], h, i0, c0);
+        }
+      } else {
+        pa_wgmma_wait<0>();
+      }
+      pa_wgmma_fence_regs(dv);
+      pa_wgmma_fence_regs(dk);
+      at = next;
+    }
+    pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
+    if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
+
+    const int slot = worker ? pa_hbwd_sk_part(sk, pass).slot : -1;
+    if (SK && slot >= 0) {
+      /* A part of a cut block: the partial out in fragment order (float4 i of thread tid
+       * at [i][tid]), then the block's ticket; the second part adds the first's. */
+      float4 *mine = (float4 *)(sk.part + (int64_t)slot * NT * D) + tid;
+#pragma unroll
+      for (int n = 0; n < D_TILES; ++n) {
+        __stcg(mine + n * NT, make_float4(dk[n][0], dk[n][1], dk[n][2], dk[n][3]));
+        __stcg(mine + (D_TILES + n) * NT, make_float4(dv[n][0], dv[n][1], dv[n][2], dv[n][3]));
+      }
+      __threadfence();
+      __syncthreads();
+      if (tid == 0) sk_order = atomicAdd(sk.ticket + slot / 2, 1u);
+      __syncthreads();
+      if (sk_order == 0) continue; /* first: the other part stores the block */
+      __threadfence();
+      const float4 *other = (const float4 *)(sk.part + (int64_t)(slot ^ 1) * NT * D) + tid;
+#pragma unroll
+      for (int n = 0; n < D_TILES; ++n) {
+        const float4 a = __ldcg(other + n * NT), b = __ldcg(other + (D_TILES + n) * NT);
+        dk[n][0] += a.x;
+        dk[n][1] += a.y;
+        dk[n][2] += a.z;
+        dk[n][3] += a.w;
+        dv[n][0] += b.x;
+        dv[n][1] += b.y;
+        dv[n][2] += b.z;
+        dv[n][3] += b.w;
+      }
+    }
+
+    /* dK, dV of the block, once, in the dtype. Staged (D = 128; the views' rows 16-byte
+     * aligned, head dims multiples of 8): each thread's fragments into shared memory (K,
+     * V and the stages, free once both warpgroups are past their last product) as rows
+     * padded by 16 bytes (the fragment stores hit 32 banks and take immediate offsets),
+     * then 16-byte chunks out, a row's chunks on consecutive threads; else per element
+     * from the fragments. At D = 64 the staged path raised ptxas's spills (176 to 188
+     * bytes per thread; bench/results/2026-12-01s7-hbwd-ptxas). */
+    T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
+    if (D == 128 && epi_mode == 2) {
+      enum { RS = D * 2 + 16, CH = D / 8 }; /* padded row bytes; 16-byte chunks per row */
+      static_assert(2 * BK * RS <= 2 * cfg::kv_bytes + 2 * cfg::stage_bytes, "dK, dV fit");
+      __syncthreads();
+      unsigned char *const rk = base + (wk + g8) * RS + 4 * t, *const rv = rk + BK * RS;
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+#pragma unroll
+        for (int n = 0; n < D_TILES; ++n) {
+          *(uint32_t *)(rk + 8 * r * RS + 16 * n) = pa_pack2<T>(dk[n][2 * r], dk[n][2 * r + 1]);
+          *(uint32_t *)(rv + 8 * r * RS + 16 * n) = pa_pack2<T>(dv[n][2 * r], dv[n][2 * r + 1]);
+        }
+      __syncthreads();
+      const int ch = tid % CH;
+#pragma unroll 1
+      for (int it = 0; it < BK * CH / NT; ++it) {
+        const int row = it * (NT / CH) + tid / CH, j = c.j0 + row;
+        if (j >= c.rows_k) break; /* rows grow with it */
+        const unsigned char *src = base + row * RS + 16 * ch;
+        if (8 * ch < p.head_dim)
+          *(uint4 *)(dk_g + pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
+              *(const uint4 *)src;
+        if (8 * ch < p.head_dim_v)
+          *(uint4 *)(dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
+              *(const uint4 *)(src + BK * RS);
+      }
+    } else if (epi_mode == 1) {
+      /* pairs: both head dims even, the rows 4-byte aligned: one 4-byte store per
+       * fragment pair (columns 8n + 2t, + 1) instead of two 2-byte stores. */
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const int j = c.j0 + wk + g8 + 8 * r;
+        if (j >= c.rows_k) continue;
+        T *const ka = dk_g + pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk) + 2 * t;
+        T *const va = dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 2 * t;
+#pragma unroll
+        for (int n = 0; n < D_TILES; ++n) {
+          if (8 * n + 2 * t < p.head_dim)
+            *(uint32_t *)(ka + 8 * n) = pa_pack2<T>(dk[n][2 * r], dk[n][2 * r + 1]);
+          if (8 * n + 2 * t < p.head_dim_v)
+            *(uint32_t *)(va + 8 * n) = pa_pack2<T>(dv[n][2 * r], dv[n][2 * r + 1]);
+        }
       }
     } else {
-      pa_wgmma_wait<0>();
-    }
-    pa_wgmma_fence_regs(dv);
-    pa_wgmma_fence_regs(dk);
-    at = next;
-  }
-  pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
-  if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
-
-  /* dK, dV of the block, once, in the dtype. Staged (D = 128; the views' rows 16-byte
-   * aligned, head dims multiples of 8): each thread's fragments into shared memory (K,
-   * V and the stages, free once both warpgroups are past their last product) as rows
-   * padded by 16 bytes (the fragment stores hit 32 banks and take immediate offsets),
-   * then 16-byte chunks out, a row's chunks on consecutive threads; else per element
-   * from the fragments. At D = 64 the staged path raised ptxas's spills (176 to 188
-   * bytes per thread; bench/results/2026-12-01s7-hbwd-ptxas). */
-  T *dk_g = (T *)p.dk.ptr, *dv_g = (T *)p.dv.ptr;
-  if (D == 128 && epi_mode == 2) {
-    enum { RS = D * 2 + 16, CH = D / 8 }; /* padded row bytes; 16-byte chunks per row */
-    static_assert(2 * BK * RS <= 2 * cfg::kv_bytes + 2 * cfg::stage_bytes, "dK, dV fit");
-    __syncthreads();
-    unsigned char *const rk = base + (wk + g8) * RS + 4 * t, *const rv = rk + BK * RS;
 #pragma unroll
-    for (int r = 0; r < 2; ++r)
+      for (int r = 0; r < 2; ++r) {
+        const int j = c.j0 + wk + g8 + 8 * r;
+        if (j >= c.rows_k) continue;
+        const int64_t ka = pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk);
+        const int64_t va = pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk);
 #pragma unroll
-      for (int n = 0; n < D_TILES; ++n) {
-        *(uint32_t *)(rk + 8 * r * RS + 16 * n) = pa_pack2<T>(dk[n][2 * r], dk[n][2 * r + 1]);
-        *(uint32_t *)(rv + 8 * r * RS + 16 * n) = pa_pack2<T>(dv[n][2 * r], dv[n][2 * r + 1]);
-      }
-    __syncthreads();
-    const int ch = tid % CH;
-#pragma unroll 1
-    for (int it = 0; it < BK * CH / NT; ++it) {
-      const int row = it * (NT / CH) + tid / CH, j = c.j0 + row;
-      if (j >= c.rows_k) break; /* rows grow with it */
-      const unsigned char *src = base + row * RS + 16 * ch;
-      if (8 * ch < p.head_dim)
-        *(uint4 *)(dk_g + pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
-            *(const uint4 *)src;
-      if (8 * ch < p.head_dim_v)
-        *(uint4 *)(dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 8 * ch) =
-            *(const uint4 *)(src + BK * RS);
-    }
-  } else if (epi_mode == 1) {
-    /* pairs: both head dims even, the rows 4-byte aligned: one 4-byte store per
-     * fragment pair (columns 8n + 2t, + 1) instead of two 2-byte stores. */
+        for (int n = 0; n < D_TILES; ++n)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int j = c.j0 + wk + g8 + 8 * r;
-      if (j >= c.rows_k) continue;
-      T *const ka = dk_g + pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk) + 2 * t;
-      T *const va = dv_g + pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk) + 2 * t;
-#pragma unroll
-      for (int n = 0; n < D_TILES; ++n) {
-        if (8 * n + 2 * t < p.head_dim)
-          *(uint32_t *)(ka + 8 * n) = pa_pack2<T>(dk[n][2 * r], dk[n][2 * r + 1]);
-        if (8 * n + 2 * t < p.head_dim_v)
-          *(uint32_t *)(va + 8 * n) = pa_pack2<T>(dv[n][2 * r], dv[n][2 * r + 1]);
+          for (int e = 0; e < 2; ++e) {
+            const int col = 8 * n + 2 * t + e;
+            if (col < p.head_dim) dk_g[ka + col] = (T)dk[n][2 * r + e];
+            if (col < p.head_dim_v) dv_g[va + col] = (T)dv[n][2 * r + e];
+          }
       }
     }
-  } else {
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      const int j = c.j0 + wk + g8 + 8 * r;
-      if (j >= c.rows_k) continue;
-      const int64_t ka = pa_view_row(&p.dk, c.b, j, c.seq.k_start, c.hk);
-      const int64_t va = pa_view_row(&p.dv, c.b, j, c.seq.k_start, c.hk);
-#pragma unroll
-      for (int n = 0; n < D_TILES; ++n)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const int col = 8 * n + 2 * t + e;
-          if (col < p.head_dim) dk_g[ka + col] = (T)dk[n][2 * r + e];
-          if (col < p.head_dim_v) dv_g[va + col] = (T)dv[n][2 * r + e];
-        }
-    }
-  }
+    if (!worker) break;
+  } /* the parts of a worker */
+  if (SK && sk.launch == PA_HBWD_SK_PDL) pa_hbwd_pdl_wait(); /* done after the first grid */
 #else
   __trap(); /* never launched: pa_cuda_hopper_backward_supports() requires the sm_90a build */
 #endif
 }
 
+/* The stream-K tail of a call (PA_HBWD_SK): workers = 0 where it does not apply.
+ * POLYATTN_CUDA_HOPPER_BWD_SK (read at each call): "0" never; "force" for every
+ * problem with more key blocks than SMs (also causal, windowed, block-sparse and varlen
+ * ones, whose blocks differ in work: a test of the parts' bookkeeping, not a schedule),
+ * "force:n" the same with n workers in place of the SM count;
+ * unset: where every key block has the same work (no causal/window mask, dense,
+ * not varlen, no seqused_k) and the last wave would leave at least 1/200 of the call's
+ * SM time idle. Only the default variant of the bucket takes it. */
+pa_hbwd_sk pa_hbwd_sk_plan(const pa_problem *p, const pa_cuda_device *dev) {
+  pa_hbwd_sk sk = {};
+  const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_SK");
+  if (env && !strcmp(env, "0")) return sk;
+  const bool force = env && !strncmp(env, "force", 5);
+  const int D = pa_bwd_bucket(p);
+  if (!D || pa_hbwd_variant(D) == PA_HBWD_KSPLIT || pa_hbwd_bulk() || pa_hbwd_stats()) return sk;
+  const bool uniform = !p->causal && p->window_left < 0 && p->window_right < 0 && !p->varlen &&
+                       !p->seqused_k.buf && p->sparsity == POLYATTN_SPARSITY_NONE;
+  if (!uniform && !force) return sk;
+  const int BQ = D == 64 ? 128 : 64; /* q128 at D = 64, nsplit at D = 128 */
+  const int64_t nkb = (p->seqlen_k + 127) / 128, W = nkb * p->heads_kv * p->batch;
+  /* "force:n": n workers in place of the SM count (tests: cuts in small problems) */
+  const int P = force && env[5] == ':' ? atoi(env + 6) : dev->sm_count;
+  if (P <= 0 || W <= P || W % P == 0 || W > INT_MAX) return sk;
+  const int64_t full = W / P, R = W % P;
+  /* idle SM time of the last wave: (P - R) / P of one wave in full + 1 */
+  if (!force && 200 * (P - R) < P * (full + 1)) return sk;
+  const int64_t X = (int64_t)(p->heads_q / p->heads_kv) * ((p->seqlen_q + BQ - 1) / BQ);
+  if (X <= 0 || (W - (full - 1) * P) * X > INT_MAX) return sk;
+  sk.dp = (int)((full - 1) * P);
+  sk.workers = P;
+  const char *lenv = getenv("POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH");
+  sk.launch = lenv && !strcmp(lenv, "one")   ? PA_HBWD_SK_ONE
+              : lenv && !strcmp(lenv, "two") ? PA_HBWD_SK_TWO
+                                             : PA_HBWD_SK_PDL;
+  sk.wbase = sk.launch == PA_HBWD_SK_ONE ? sk.dp : 0;
+  sk.nkb = (int)nkb;
+  sk.x_units = (int)X;
+  sk.units = (int)((W - sk.dp) * X);
+  return sk;
+}
+
+/* The stream-K tail's workspace: the partial slots, then the tickets. */
+size_t pa_hbwd_sk_bytes(const pa_problem *p, const pa_hbwd_sk &sk) {
+  return sk.workers ? (size_t)2 * sk.workers * 256 * pa_bwd_bucket(p) * sizeof(float) +
+                          (size_t)sk.workers * sizeof(unsigned)
+                    : 0;
+}
+
+size_t pa_hbwd_sk_offset(const pa_problem *p, const pa_cuda_device *dev) {
+  return (pa_bwd_workspace(p, dev) + 255) & ~(size_t)255;
+}
+
 template <typename T, int D, int VARIANT>
 cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, bool lpt, bool epi,
-                                   bool pair, cudaStream_t stream) {
+                                   bool pair, cudaStream_t stream, pa_hbwd_sk sk = {}) {
   typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
   const void *fn = (const void *)pa_hopper_bwd_kernel<T, D, VARIANT>;
   /* Not a stream operation: allowed while the stream is being captured. */
@@ -692,7 +895,10 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
   if (group > pairs) group = pairs;
   if (group < (pairs + 65534) / 65535) group = (pairs + 65534) / 65535; /* gridDim.z */
   if (group < 1) group = 1;
-  const dim3 grid((unsigned)group, (unsigned)nkb, (unsigned)((pairs + group - 1) / group));
+  dim3 grid((unsigned)group, (unsigned)nkb, (unsigned)((pairs + group - 1) / group));
+  if (VARIANT & PA_HBWD_SK) {
+    grid = dim3((unsigned)(sk.wbase + sk.workers), 1, 1);
+  }
   const pa_named_view out[] = {{&p->dk, "dk"}, {&p->dv, "dv"}};
   const bool staged = D == 128 && epi && p->head_dim % 8 == 0 && p->head_dim_v % 8 == 0 &&
                       !pa_first_misaligned_row(out);
@@ -702,13 +908,29 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
   for (const pa_view *v : dkv)
     pair_ok = pair_ok && (uintptr_t)v->ptr % 4 == 0 && v->stride_b % 2 == 0 &&
               v->stride_s % 2 == 0 && v->stride_h % 2 == 0;
+  const int epi_mode = staged ? 2 : pair_ok ? 1 : 0;
+  if ((VARIANT & PA_HBWD_SK) && sk.launch == PA_HBWD_SK_PDL) {
+    cudaLaunchConfig_t lc = {};
+    lc.gridDim = grid;
+    lc.blockDim = dim3(cfg::threads);
+    lc.dynamicSmemBytes = cfg::smem_bytes;
+    lc.stream = stream;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    lc.attrs = attr;
+    lc.numAttrs = 1;
+    return cudaLaunchKernelEx(&lc, pa_hopper_bwd_kernel<T, D, VARIANT>, *p, ws, (int)pairs,
+                              epi_mode, sk);
+  }
   pa_hopper_bwd_kernel<T, D, VARIANT><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
-      *p, ws, (int)pairs, staged ? 2 : pair_ok ? 1 : 0);
+      *p, ws, (int)pairs, epi_mode, sk);
   return cudaGetLastError();
 }
 
 template <typename T, int D>
-cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaStream_t stream) {
+cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, const pa_hbwd_sk &sk,
+                                 cudaStream_t stream) {
   const int v = pa_hbwd_variant(D);
   const bool bulk = pa_hbwd_bulk();
   const pa_hbwd_sched sc = pa_hbwd_sched_get();
@@ -719,6 +941,14 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, cudaS
     return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
   if (pa_hbwd_stats())
     return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+  if (sk.workers) {
+    cudaError_t e = cudaMemsetAsync(sk.ticket, 0, (size_t)sk.workers * sizeof(unsigned), stream);
+    if (e == cudaSuccess && sk.launch != PA_HBWD_SK_ONE && sk.dp > 0) /* whole blocks first */
+      e = pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, false, sc.epi, sc.pair, stream, sk);
+    if (e != cudaSuccess) return e;
+    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_SK>(p, ws, false, sc.epi, sc.pair, stream,
+                                                           sk);
+  }
   return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
 }
 
@@ -765,16 +995,24 @@ int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *
 }
 
 size_t pa_cuda_hopper_backward_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  return pa_bwd_workspace(p, dev);
+  const size_t sk = pa_hbwd_sk_bytes(p, pa_hbwd_sk_plan(p, dev));
+  return sk ? pa_hbwd_sk_offset(p, dev) + sk : pa_bwd_workspace(p, dev);
 }
 
 cudaError_t pa_cuda_hopper_backward(const pa_problem *p, const pa_cuda_device *dev,
                                     void *workspace, cudaStream_t stream) {
+  pa_hbwd_sk sk = pa_hbwd_sk_plan(p, dev);
+  if (sk.workers) {
+    if (!workspace) return cudaErrorInvalidValue;
+    sk.part = (float *)((unsigned char *)workspace + pa_hbwd_sk_offset(p, dev));
+    sk.ticket = (unsigned *)(sk.part + (size_t)2 * sk.workers * 256 * pa_bwd_bucket(p));
+  }
   return pa_bwd_run(p, dev, workspace, stream, [&](const pa_bwd_ws &ws) {
     const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
-    return pa_bwd_bucket(p) == 64 ? (bf16 ? pa_hopper_bwd_launch<__nv_bfloat16, 64>(p, ws, stream)
-                                          : pa_hopper_bwd_launch<__half, 64>(p, ws, stream))
-                                  : (bf16 ? pa_hopper_bwd_launch<__nv_bfloat16, 128>(p, ws, stream)
-                                          : pa_hopper_bwd_launch<__half, 128>(p, ws, stream));
+    return pa_bwd_bucket(p) == 64
+               ? (bf16 ? pa_hopper_bwd_launch<__nv_bfloat16, 64>(p, ws, sk, stream)
+                       : pa_hopper_bwd_launch<__half, 64>(p, ws, sk, stream))
+               : (bf16 ? pa_hopper_bwd_launch<__nv_bfloat16, 128>(p, ws, sk, stream)
+                       : pa_hopper_bwd_launch<__half, 128>(p, ws, sk, stream));
   });
 }
