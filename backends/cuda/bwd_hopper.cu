@@ -53,6 +53,7 @@
 #include "hopper_ptx.cuh"
 #include "kernels.h"
 #include "mask.h"
+#include "pdl.cuh"
 
 #ifndef PA_CUDA_HOPPER_BUILT
 #  define PA_CUDA_HOPPER_BUILT 0
@@ -264,17 +265,6 @@ enum { PA_HBWD_SK = 16 };
  * own, so that what follows in the stream sees both). */
 enum { PA_HBWD_SK_ONE = 0, PA_HBWD_SK_TWO = 1, PA_HBWD_SK_PDL = 2 };
 
-__device__ __forceinline__ void pa_hbwd_pdl_trigger() {
-#if PA_HOPPER_ARCH_OK
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pa_hbwd_pdl_wait() {
-#if PA_HOPPER_ARCH_OK
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
-
 struct pa_hbwd_sk {
   int dp;         /* whole key blocks before the workers (linear block ids 0 .. dp - 1) */
   int workers;    /* 0: no stream-K tail */
@@ -374,7 +364,7 @@ __global__ void __launch_bounds__(256, 1)
       kb = blockIdx.y;
       /* the whole blocks of a tail launched as its own grid: the first sk.dp only */
       if (sk.dp > 0 && kb + sk.nkb * pair >= sk.dp) return;
-      pa_hbwd_pdl_trigger(); /* a dependent workers' grid may start as SMs come free */
+      pa_pdl_launch_dependents(); /* a dependent workers' grid may start as SMs come free */
     } else if (!worker) {
       pair = blockIdx.x / sk.nkb;
       kb = blockIdx.x % sk.nkb;
@@ -809,7 +799,7 @@ __global__ void __launch_bounds__(256, 1)
     }
     if (!worker) break;
   } /* the parts of a worker */
-  if (SK && sk.launch == PA_HBWD_SK_PDL) pa_hbwd_pdl_wait(); /* done after the first grid */
+  if (SK && sk.launch == PA_HBWD_SK_PDL) pa_pdl_wait(); /* done after the first grid */
 #else
   __trap(); /* never launched: pa_cuda_hopper_backward_supports() requires the sm_90a build */
 #endif
@@ -909,7 +899,8 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
     pair_ok = pair_ok && (uintptr_t)v->ptr % 4 == 0 && v->stride_b % 2 == 0 &&
               v->stride_s % 2 == 0 && v->stride_h % 2 == 0;
   const int epi_mode = staged ? 2 : pair_ok ? 1 : 0;
-  if ((VARIANT & PA_HBWD_SK) && sk.launch == PA_HBWD_SK_PDL) {
+  /* the dependent launch only where a whole-block grid precedes it (dp > 0) */
+  if ((VARIANT & PA_HBWD_SK) && sk.launch == PA_HBWD_SK_PDL && sk.dp > 0) {
     cudaLaunchConfig_t lc = {};
     lc.gridDim = grid;
     lc.blockDim = dim3(cfg::threads);

@@ -68,6 +68,7 @@
 
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
+#include "pdl.cuh"
 
 constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
 constexpr int kMmaKeys = 32;    /* keys per warp tile (16 under kVarK16) */
@@ -116,18 +117,8 @@ constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payl
  * per (batch entry, kv head) at Sk 4k) is one L2 round trip. */
 __host__ __device__ constexpr int ticket_batch(int v) { return 2 * mma_warps_max(v); }
 
-/* Programmatic dependent launch (sm_90; no-ops in code compiled for older targets,
- * where the host never asks for it: decode_arch90()). */
-__device__ __forceinline__ void pa_pdl_launch_dependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void pa_pdl_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
-}
+/* Programmatic dependent launch: pdl.cuh (the host asks for it on sm_90 only:
+ * decode_arch90()). */
 
 /* The arrival: a compare-and-swap with acquire and release semantics at GPU scope
  * (the release publishes the block's partials, ordered before it by a barrier; the
