@@ -266,6 +266,10 @@ int prep_rows(int dim) {
   return dim <= 64 ? 8 : 4;
 }
 
+bool is16(const pa_problem *p) {
+  return p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16;
+}
+
 /* Whether the call's prep is the 16-byte form (pa_bwd_prep_v16_kernel): the default
  * where the dtype (fp16, bf16), the head dims and dO's and O's alignment allow it;
  * POLYATTN_CUDA_BWD_PREP set to "fast", "fast4", "fast8" or "old" keeps the kernels
@@ -273,17 +277,12 @@ int prep_rows(int dim) {
 bool prep_v16(const pa_problem *p) {
   const char *env = getenv("POLYATTN_CUDA_BWD_PREP");
   if (env && *env && strcmp(env, "v16")) return false;
-  bool ok = (p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) &&
-            p->head_dim_v % 8 == 0 && p->head_dim_v <= 128 && p->head_dim % 4 == 0;
+  bool ok = is16(p) && p->head_dim_v % 8 == 0 && p->head_dim_v <= 128 && p->head_dim % 4 == 0;
   const pa_view *const in[] = {&p->dout, &p->o};
   for (const pa_view *v : in)
     ok = ok && (uintptr_t)v->ptr % 16 == 0 && v->stride_b % 8 == 0 && v->stride_s % 8 == 0 &&
          v->stride_h % 8 == 0;
   return ok;
-}
-
-bool is16(const pa_problem *p) {
-  return p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16;
 }
 
 dim3 row_grid(const pa_problem *p, int rows_per_warp) {

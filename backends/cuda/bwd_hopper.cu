@@ -256,20 +256,18 @@ int pa_hbwd_variant(int D) {
  * adds the other's and stores (a + b = b + a in fp32: the result does not depend on
  * which part is second). */
 enum { PA_HBWD_SK = 16 };
-/* How the tail is launched (POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH=one|two|pdl, default
- * pdl, read at each call): one grid
- * of dp + P blocks (the whole blocks run the workers' kernel too); or the whole blocks
- * by the plain kernel and the workers as a second grid after it; or that second grid
- * as a programmatic dependent launch, whose blocks start as the first grid's leave
- * (the workers read nothing the first grid writes; they wait for its end before their
- * own, so that what follows in the stream sees both). */
-enum { PA_HBWD_SK_ONE = 0, PA_HBWD_SK_TWO = 1, PA_HBWD_SK_PDL = 2 };
+/* The whole blocks run the plain kernel (their first `dp` in its grid), the workers
+ * the PA_HBWD_SK kernel as a second grid: by default a programmatic dependent launch,
+ * whose blocks start as the first grid's leave (the workers read nothing the first
+ * grid writes; they wait for its end before their own, so that what follows in the
+ * stream sees both); POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH=two (read at each call): a
+ * plain launch after the first grid. One grid with every block in the workers' kernel
+ * was measured and removed (decision 100: 1-10% slower, the workers' spills). */
 
 struct pa_hbwd_sk {
   int dp;         /* whole key blocks before the workers (linear block ids 0 .. dp - 1) */
-  int workers;    /* 0: no stream-K tail */
-  int wbase;      /* the block id of worker 0: dp (one grid), or 0 (the workers' own grid) */
-  int launch;     /* one grid, two grids, or two with the second a dependent launch */
+  int workers;    /* 0: no stream-K tail; else the workers' grid size */
+  bool pdl;       /* the workers' grid a dependent launch */
   int nkb;        /* key blocks per (kv head, batch entry) pair */
   int x_units;    /* query-tile units of a key block: G * ceil(seqlen_q / BQ) */
   int units;      /* of the tail: (blocks - dp) * x_units, below 2^31 */
@@ -291,7 +289,7 @@ __device__ __forceinline__ pa_hbwd_part pa_hbwd_sk_part(const pa_hbwd_sk &sk, in
   /* 32-bit arithmetic only (the plan keeps the tail's units below 2^31): 64-bit
    * divisions made ptxas keep the results, and all that follows, in vector registers */
   pa_hbwd_part r;
-  const int wi = (int)blockIdx.x - sk.wbase;
+  const int wi = (int)blockIdx.x;
   const int base = sk.units / sk.workers, rem = sk.units % sk.workers;
   const int u0 = wi * base + min(wi, rem), u1 = u0 + base + (wi < rem ? 1 : 0);
   const int tb = u0 / sk.x_units + pass, b0 = tb * sk.x_units;
@@ -347,15 +345,14 @@ __global__ void __launch_bounds__(256, 1)
   unsigned char *const ds_ptr = stage0_ptr + 2 * cfg::stage_bytes;
 
   const int tid = threadIdx.x, warp = (tid % 128) / 32, lane = tid % 32;
-  /* Stream-K workers (SK, block ids from sk.wbase on): one key block's part of their
-   * units per pass of the loop below (pa_hbwd_sk_part); every other block makes one
-   * pass. The loop costs the workers' kernel spills in the tile loop (ptxas: 172 / 324
-   * bytes per thread at D = 128, 268 / 508 at D = 64, against 36 / 68 and 116 / 204;
+  /* Stream-K workers (the SK kernel's blocks): one key block's part of their units per
+   * pass of the loop below (pa_hbwd_sk_part); the plain kernel's blocks make one pass.
+   * The loop costs the workers' kernel spills in the tile loop (ptxas: 180 / 324 bytes
+   * per thread at D = 128, 268 / 504 at D = 64, against 36 / 68 and 116 / 204;
    * moving the pass number to shared memory, unrolling the passes or recomputing the
    * block's values per pass did not lower them), which is why the whole blocks run the
-   * plain kernel by default (PA_HBWD_SK_PDL). */
+   * plain kernel. */
   __shared__ unsigned sk_order;
-  const bool worker = SK && (int)blockIdx.x >= sk.wbase;
 #pragma unroll 1
   for (int pass = 0;; ++pass) {
     int pair, kb, x_lo = 0, x_hi = INT_MAX;
@@ -365,9 +362,6 @@ __global__ void __launch_bounds__(256, 1)
       /* the whole blocks of a tail launched as its own grid: the first sk.dp only */
       if (sk.dp > 0 && kb + sk.nkb * pair >= sk.dp) return;
       pa_pdl_launch_dependents(); /* a dependent workers' grid may start as SMs come free */
-    } else if (!worker) {
-      pair = blockIdx.x / sk.nkb;
-      kb = blockIdx.x % sk.nkb;
     } else {
       const pa_hbwd_part pt = pa_hbwd_sk_part(sk, pass);
       if (pt.done) break;
@@ -380,7 +374,7 @@ __global__ void __launch_bounds__(256, 1)
     pa_bwd_block c;
     if (pair >= pairs ||
         !pa_bwd_block_init<BQ>(c, p, pair / p.heads_kv, pair % p.heads_kv, kb * BK)) {
-      if (worker) continue; /* both parts of a cut block skip it alike */
+      if (SK) continue; /* both parts of a cut block skip it alike */
       return;               /* the last group's padding; keys past the entry's rows */
     }
     const int X = min(c.G * c.n_qt, x_hi); /* the walk's end (a worker's part: x_hi) */
@@ -698,7 +692,7 @@ __global__ void __launch_bounds__(256, 1)
     pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
     if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
 
-    const int slot = worker ? pa_hbwd_sk_part(sk, pass).slot : -1;
+    const int slot = SK ? pa_hbwd_sk_part(sk, pass).slot : -1;
     if (SK && slot >= 0) {
       /* A part of a cut block: the partial out in fragment order (float4 i of thread tid
        * at [i][tid]), then the block's ticket; the second part adds the first's. */
@@ -797,9 +791,9 @@ __global__ void __launch_bounds__(256, 1)
           }
       }
     }
-    if (!worker) break;
+    if (!SK) break;
   } /* the parts of a worker */
-  if (SK && sk.launch == PA_HBWD_SK_PDL) pa_pdl_wait(); /* done after the first grid */
+  if (SK && sk.pdl) pa_pdl_wait(); /* done after the first grid */
 #else
   __trap(); /* never launched: pa_cuda_hopper_backward_supports() requires the sm_90a build */
 #endif
@@ -836,10 +830,7 @@ pa_hbwd_sk pa_hbwd_sk_plan(const pa_problem *p, const pa_cuda_device *dev) {
   sk.dp = (int)((full - 1) * P);
   sk.workers = P;
   const char *lenv = getenv("POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH");
-  sk.launch = lenv && !strcmp(lenv, "one")   ? PA_HBWD_SK_ONE
-              : lenv && !strcmp(lenv, "two") ? PA_HBWD_SK_TWO
-                                             : PA_HBWD_SK_PDL;
-  sk.wbase = sk.launch == PA_HBWD_SK_ONE ? sk.dp : 0;
+  sk.pdl = !(lenv && !strcmp(lenv, "two"));
   sk.nkb = (int)nkb;
   sk.x_units = (int)X;
   sk.units = (int)((W - sk.dp) * X);
@@ -885,10 +876,9 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
   if (group > pairs) group = pairs;
   if (group < (pairs + 65534) / 65535) group = (pairs + 65534) / 65535; /* gridDim.z */
   if (group < 1) group = 1;
-  dim3 grid((unsigned)group, (unsigned)nkb, (unsigned)((pairs + group - 1) / group));
-  if (VARIANT & PA_HBWD_SK) {
-    grid = dim3((unsigned)(sk.wbase + sk.workers), 1, 1);
-  }
+  const dim3 grid = (VARIANT & PA_HBWD_SK) ? dim3((unsigned)sk.workers)
+                                           : dim3((unsigned)group, (unsigned)nkb,
+                                                  (unsigned)((pairs + group - 1) / group));
   const pa_named_view out[] = {{&p->dk, "dk"}, {&p->dv, "dv"}};
   const bool staged = D == 128 && epi && p->head_dim % 8 == 0 && p->head_dim_v % 8 == 0 &&
                       !pa_first_misaligned_row(out);
@@ -900,20 +890,9 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
               v->stride_s % 2 == 0 && v->stride_h % 2 == 0;
   const int epi_mode = staged ? 2 : pair_ok ? 1 : 0;
   /* the dependent launch only where a whole-block grid precedes it (dp > 0) */
-  if ((VARIANT & PA_HBWD_SK) && sk.launch == PA_HBWD_SK_PDL && sk.dp > 0) {
-    cudaLaunchConfig_t lc = {};
-    lc.gridDim = grid;
-    lc.blockDim = dim3(cfg::threads);
-    lc.dynamicSmemBytes = cfg::smem_bytes;
-    lc.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    lc.attrs = attr;
-    lc.numAttrs = 1;
-    return cudaLaunchKernelEx(&lc, pa_hopper_bwd_kernel<T, D, VARIANT>, *p, ws, (int)pairs,
-                              epi_mode, sk);
-  }
+  if ((VARIANT & PA_HBWD_SK) && sk.pdl && sk.dp > 0)
+    return pa_launch_dependent(pa_hopper_bwd_kernel<T, D, VARIANT>, grid, dim3(cfg::threads),
+                               cfg::smem_bytes, stream, *p, ws, (int)pairs, epi_mode, sk);
   pa_hopper_bwd_kernel<T, D, VARIANT><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
       *p, ws, (int)pairs, epi_mode, sk);
   return cudaGetLastError();
@@ -934,7 +913,7 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, const
     return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
   if (sk.workers) {
     cudaError_t e = cudaMemsetAsync(sk.ticket, 0, (size_t)sk.workers * sizeof(unsigned), stream);
-    if (e == cudaSuccess && sk.launch != PA_HBWD_SK_ONE && sk.dp > 0) /* whole blocks first */
+    if (e == cudaSuccess && sk.dp > 0) /* the whole blocks first */
       e = pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, false, sc.epi, sc.pair, stream, sk);
     if (e != cudaSuccess) return e;
     return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_SK>(p, ws, false, sc.epi, sc.pair, stream,

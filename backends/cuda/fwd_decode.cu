@@ -830,19 +830,8 @@ cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStre
 cudaError_t launch_merge(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   const dim3 grid((unsigned)p->seqlen_q, (unsigned)p->heads_q, (unsigned)p->batch);
 #if PA_HAS_MMA_SYNC
-  if (L.merge == kMergePdl) {
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(kMergeThreads);
-    cfg.dynamicSmemBytes = 0;
-    cfg.stream = stream;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
-    return cudaLaunchKernelEx(&cfg, decode_merge_kernel, *p, L);
-  }
+  if (L.merge == kMergePdl)
+    return pa_launch_dependent(decode_merge_kernel, grid, dim3(kMergeThreads), 0, stream, *p, L);
 #endif
   decode_merge_kernel<<<grid, kMergeThreads, 0, stream>>>(*p, L);
   return cudaGetLastError();
