@@ -23,7 +23,8 @@
  *                         the queries 64w..64w+63 over all 128 keys; ksplit (a tuning
  *                         variant): warpgroup w all dims over its own 64 keys (two
  *                         partial sums per element)
- *   dQ added to the fp32 accumulator (red.global.add.v2.f32).
+ *   dQ added to the fp32 accumulator (red.global.add.v2.f32), by the next tile after
+ *                         the loop's barrier: the dQ product runs over it (decision 102).
  * Shared-memory tiles are 64-column panels with 128-byte rows, chunk c of row r at
  * c ^ (r % 8): wgmma's 128-byte swizzle, which is also ampere_tile.cuh's layout for
  * D = 64, so pa_tile_load<ROWS, 64> fills one panel. Tiles written by cp.async,
@@ -80,7 +81,7 @@ __device__ __forceinline__ uint64_t pa_hbwd_desc(uint32_t at16) {
          (uint64_t)((((LBO >> 4) & 0x3FFF) << 16) | at16);
 }
 
-template <int D, int BQ, bool BULK>
+template <int D, int BQ, bool BULK, bool DS2 = false>
 struct pa_hopper_bwd_cfg {
   enum {
     block_k = 128, /* keys per block: two warpgroups x 64 */
@@ -99,8 +100,11 @@ struct pa_hopper_bwd_cfg {
   /* bulk dQ: each warp's [16 rows x 64] fp32 partial, rows padded to 72 floats */
   static constexpr int dq_row = 72, dq_warp_bytes = 16 * dq_row * 4;
   static constexpr int dq_bytes = BULK ? 8 * dq_warp_bytes : 0;
-  /* [K][V][stage 0][stage 1][dS][bulk dQ] + 1024 to align the start */
-  static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_bytes + dq_bytes;
+  /* DS2 (PA_HBWD_PIPE2): two dS buffers, the tile's by its stage */
+  static constexpr int ds_all = DS2 ? 2 * ds_bytes : ds_bytes;
+  static_assert(!(BULK && DS2), "bulk dQ's staging follows one dS buffer");
+  /* [K][V][stage 0][stage 1][dS (x2: DS2)][bulk dQ] + 1024 to align the start */
+  static constexpr int smem_bytes = 1024 + 2 * kv_bytes + 2 * stage_bytes + ds_all + dq_bytes;
   static_assert(D % 64 == 0 && BQ % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
 };
@@ -187,12 +191,9 @@ int pa_hbwd_bulk() {
  * in the next (after the instruction cuts), hd64 -2.4% and -1.9%. */
 enum { PA_HBWD_STATS = 8 };
 
-int pa_hbwd_stats() {
-  static const int v = [] {
-    const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_STATS");
-    return env && !strcmp(env, "async") ? 1 : 0;
-  }();
-  return v;
+int pa_hbwd_stats() { /* read at each call */
+  const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_STATS");
+  return env && !strcmp(env, "async") ? 1 : 0;
 }
 
 /* The order of the key blocks: block (x, y, z) takes key block y of the (kv head, batch
@@ -256,6 +257,16 @@ int pa_hbwd_variant(int D) {
  * adds the other's and stores (a + b = b + a in fp32: the result does not depend on
  * which part is second). */
 enum { PA_HBWD_SK = 16 };
+/* Flag: dQ carried across the loop's top (decision 102; the default wherever the kernel
+ * computes dQ): a tile's dQ product is not waited for at the tile's end; the next tile
+ * waits for it after the loop's barrier and its own loads, adds it, then issues its
+ * S^T, so that the barrier and the loads run while the tensor cores do dQ. dS in two
+ * buffers (the tile's by its stage): the other warpgroup's dQ may still read the last
+ * tile's. Adding after the S^T issue instead made ptxas serialize the wgmmas (C7514:
+ * accumulator registers read inside a wgmma pipeline stage) and ran 4-13% slower; the
+ * statistics by cp.async with it 3-6% slower (bench/RESULTS.md, thirteenth session).
+ * Not ksplit or bulk (one dQ pass, red adds). */
+enum { PA_HBWD_PIPE2 = 64 };
 /* The whole blocks run the plain kernel (their first `dp` in its grid), the workers
  * the PA_HBWD_SK kernel as a second grid: by default a programmatic dependent launch,
  * whose blocks start as the first grid's leave (the workers read nothing the first
@@ -315,7 +326,9 @@ __global__ void __launch_bounds__(256, 1)
     pa_hopper_bwd_kernel(const __grid_constant__ pa_problem p, pa_bwd_ws ws, int pairs, int epi_mode,
                          pa_hbwd_sk sk) {
 #if PA_HOPPER_ARCH_OK
-  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
+  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0,
+                            (VARIANT & PA_HBWD_PIPE2) != 0>
+      cfg;
   enum {
     NT = cfg::threads,
     BQ = cfg::block_q,
@@ -332,9 +345,11 @@ __global__ void __launch_bounds__(256, 1)
     BULK = (VARIANT & PA_HBWD_BULK) != 0,
     STATS = (VARIANT & PA_HBWD_STATS) != 0,
     SK = (VARIANT & PA_HBWD_SK) != 0,
+    PIPE2 = (VARIANT & PA_HBWD_PIPE2) != 0,
     DQ_STEPS = KS ? BK / 32 : BK / 16, /* k16 steps of dQ */
     DQ_PASSES = KS ? D / 64 : 1        /* 64-dim passes of dQ per warpgroup */
   };
+  static_assert(!PIPE2 || (!KS && !BULK), "dQ across the top: one pass, red adds");
   extern __shared__ __align__(1024) unsigned char pa_smem[];
   unsigned char *const base = pa_smem + ((1024u - (pa_hsmem(pa_smem) & 1023u)) & 1023u);
   const uint32_t s_k = pa_hsmem(base);
@@ -347,11 +362,12 @@ __global__ void __launch_bounds__(256, 1)
   const int tid = threadIdx.x, warp = (tid % 128) / 32, lane = tid % 32;
   /* Stream-K workers (the SK kernel's blocks): one key block's part of their units per
    * pass of the loop below (pa_hbwd_sk_part); the plain kernel's blocks make one pass.
-   * The loop costs the workers' kernel spills in the tile loop (ptxas: 180 / 324 bytes
-   * per thread at D = 128, 268 / 504 at D = 64, against 36 / 68 and 116 / 204;
-   * moving the pass number to shared memory, unrolling the passes or recomputing the
-   * block's values per pass did not lower them), which is why the whole blocks run the
-   * plain kernel. */
+   * The loop costs the workers' kernel spills in the tile loop (ptxas, decision 100's
+   * loop: 180 / 324 bytes per thread at D = 128, 268 / 504 at D = 64, against 36 / 68
+   * and 116 / 204; moving the pass number to shared memory, unrolling the passes or
+   * recomputing the block's values per pass did not lower them), which is why the whole
+   * blocks run the plain kernel. With dQ carried (PA_HBWD_PIPE2, the default): 60 / 100
+   * and 112 / 224, against 36 / 52 and 116 / 196 in the plain kernel. */
   __shared__ unsigned sk_order;
 #pragma unroll 1
   for (int pass = 0;; ++pass) {
@@ -468,6 +484,8 @@ __global__ void __launch_bounds__(256, 1)
       }
     };
 
+    /* PIPE2: the last tile's dQ (in flight) and its head and first row; no row at first */
+    int held_h = 0, held_i0 = INT_MAX / 2;
     for (int stage = 0; at.x < X; stage ^= 1) {
       pa_cp_async_wait<0>();
       pa_fence_proxy_async(); /* this thread's cp.async writes, to the wgmma reads */
@@ -482,6 +500,7 @@ __global__ void __launch_bounds__(256, 1)
       const float *lse2_s =
           (const float *)(stage0_ptr + stage * cfg::stage_bytes + 2 * cfg::q_bytes);
       const float *dsum_s = lse2_s + BQ;
+      const uint32_t s_dst = s_ds + (PIPE2 ? stage * cfg::ds_bytes : 0); /* the tile's dS */
       /* k16 step kk of the head dim: the panel, then 32 bytes per step in its 128-byte
        * rows; the warpgroup's 64 keys start 64 rows into each K / V panel. */
       auto kv_off = [&](int kk) {
@@ -492,6 +511,11 @@ __global__ void __launch_bounds__(256, 1)
       /* S^T = K_w Q^T and dP^T = V_w dO^T: [64 keys x 64 queries] per warpgroup, two
        * commit groups, so that P's exponentials run while dP^T is on the tensor cores. */
       float s[Q_TILES][4], dp[Q_TILES][4];
+      if constexpr (PIPE2) { /* the last tile's dQ, in flight over the barrier and loads */
+        pa_wgmma_wait<0>();
+        pa_wgmma_fence_regs(dq[0]);
+        dq_add(dq[0], held_h, held_i0, QS ? 0 : 64 * wg);
+      }
       pa_wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < D_STEPS; ++kk)
@@ -588,7 +612,7 @@ __global__ void __launch_bounds__(256, 1)
         dsf[kk][3] = pa_pack2<T>(dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
       }
 
-      if (ws.dq_acc) {
+      if (PIPE2 || ws.dq_acc) {
         /* dS to shared memory K-major: the warpgroup's panel, [BQ queries x 64 keys] in
          * 128-byte rows. stmatrix .trans: matrix i of step kk (register dsf[kk][i]) holds
          * keys wk + 8 (i & 1) .. + 7 of queries 16 kk + 8 (i >> 1) .. + 7, stored as the
@@ -597,7 +621,7 @@ __global__ void __launch_bounds__(256, 1)
          * takes dsf as its A operand: PTX leaves reading an in-flight wgmma's A registers
          * undefined. */
         const int i = lane >> 3, j = lane & 7;
-        const uint32_t at0 = s_ds + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
+        const uint32_t at0 = s_dst + wg * cfg::ds_panel + (8 * (i >> 1) + j) * 128 +
                              (((2 * warp + (i & 1)) ^ j) << 4);
 #pragma unroll
         for (int kk = 0; kk < Q_STEPS; ++kk) pa_stmatrix_x4_trans(at0 + kk * 16 * 128, dsf[kk]);
@@ -616,7 +640,7 @@ __global__ void __launch_bounds__(256, 1)
       }
       pa_wgmma_commit();
 
-      if (ws.dq_acc) { /* uniform: the mode of the call */
+      if (PIPE2 || ws.dq_acc) { /* uniform: the mode of the call */
         pa_fence_proxy_async(); /* the stmatrix stores above, to dQ's wgmma */
         if (KS)
           pa_named_sync(1 + wg, 128); /* the warpgroup's own keys only */
@@ -627,7 +651,7 @@ __global__ void __launch_bounds__(256, 1)
          * the warpgroup's own keys only), 32 bytes per step in the 128-byte rows; B = K
          * (rows = keys) MN-major. Pass x of the K split covers dims 64x..64x+63; both
          * passes are issued before the first one's adds. */
-        const uint32_t a0 = s_ds + (KS ? wg * cfg::ds_panel : 0) + (QS ? 64 * wg * 128 : 0);
+        const uint32_t a0 = s_dst + (KS ? wg * cfg::ds_panel : 0) + (QS ? 64 * wg * 128 : 0);
         auto a_desc = [&](int kk) {
           return pa_hbwd_desc<16, 1024>((a0 + (kk / 4) * cfg::ds_panel + (kk % 4) * 32) >> 4);
         };
@@ -644,43 +668,49 @@ __global__ void __launch_bounds__(256, 1)
                                       pa_hbwd_desc<cfg::k_panel, 1024>((b0 >> 4) + kk * 128));
           pa_wgmma_commit();
         }
-        const bool bulk_ok = (p.head_dim & 3) == 0; /* 16-byte rows and sizes */
+        if constexpr (PIPE2) { /* dQ left in flight: added by the next tile */
+          pa_wgmma_wait<1>();
+          held_h = h;
+          held_i0 = i0;
+        } else {
+          const bool bulk_ok = (p.head_dim & 3) == 0; /* 16-byte rows and sizes */
 #pragma unroll
-        for (int x = 0; x < DQ_PASSES; ++x) {
-          if (x == 0 && DQ_PASSES == 2) {
-            pa_wgmma_wait<1>();
-          } else {
-            pa_wgmma_wait<0>();
-          }
-          pa_wgmma_fence_regs(dq[x]);
-          const int c0 = KS ? 64 * x : QS ? 0 : 64 * wg;
-          if (BULK && bulk_ok) {
-            /* The warp's 16 rows to shared memory, then one bulk add per row (lanes
-             * 0-15): the previous tile's bulk reads of this buffer must be done. */
-            if (lane < 16) pa_bulk_wait_read0();
-            __syncwarp();
-#pragma unroll
-            for (int r = 0; r < 2; ++r)
-#pragma unroll
-              for (int n = 0; n < 8; ++n)
-                *(float2 *)(dq_stage + (g8 + 8 * r) * cfg::dq_row + 8 * n + 2 * t) =
-                    make_float2(dq[x][n][2 * r], dq[x][n][2 * r + 1]);
-            pa_fence_proxy_async();
-            __syncwarp();
-            const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + lane;
-            if (lane < 16 && i < c.seq.len_q && c0 < p.head_dim) {
-              const int cols = p.head_dim - c0 < 64 ? p.head_dim - c0 : 64;
-              float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim + c0;
-              asm volatile(
-                  "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
-                      __cvta_generic_to_global(dst)),
-                  "r"(pa_hsmem(dq_stage + lane * cfg::dq_row)), "r"(cols * 4)
-                  : "memory");
-              pa_bulk_commit();
+          for (int x = 0; x < DQ_PASSES; ++x) {
+            if (x == 0 && DQ_PASSES == 2) {
+              pa_wgmma_wait<1>();
+            } else {
+              pa_wgmma_wait<0>();
             }
-            continue;
+            pa_wgmma_fence_regs(dq[x]);
+            const int c0 = KS ? 64 * x : QS ? 0 : 64 * wg;
+            if (BULK && bulk_ok) {
+              /* The warp's 16 rows to shared memory, then one bulk add per row (lanes
+               * 0-15): the previous tile's bulk reads of this buffer must be done. */
+              if (lane < 16) pa_bulk_wait_read0();
+              __syncwarp();
+#pragma unroll
+              for (int r = 0; r < 2; ++r)
+#pragma unroll
+                for (int n = 0; n < 8; ++n)
+                  *(float2 *)(dq_stage + (g8 + 8 * r) * cfg::dq_row + 8 * n + 2 * t) =
+                      make_float2(dq[x][n][2 * r], dq[x][n][2 * r + 1]);
+              pa_fence_proxy_async();
+              __syncwarp();
+              const int64_t i = i0 + (QS ? 64 * wg : 0) + 16 * warp + lane;
+              if (lane < 16 && i < c.seq.len_q && c0 < p.head_dim) {
+                const int cols = p.head_dim - c0 < 64 ? p.head_dim - c0 : 64;
+                float *dst = ws.dq_acc + ((c.row0 + i) * p.heads_q + h) * p.head_dim + c0;
+                asm volatile(
+                    "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(
+                        __cvta_generic_to_global(dst)),
+                    "r"(pa_hsmem(dq_stage + lane * cfg::dq_row)), "r"(cols * 4)
+                    : "memory");
+                pa_bulk_commit();
+              }
+              continue;
+            }
+            dq_add(dq[x], h, i0, c0);
           }
-          dq_add(dq[x], h, i0, c0);
         }
       } else {
         pa_wgmma_wait<0>();
@@ -688,6 +718,11 @@ __global__ void __launch_bounds__(256, 1)
       pa_wgmma_fence_regs(dv);
       pa_wgmma_fence_regs(dk);
       at = next;
+    }
+    if constexpr (PIPE2) { /* the last tile's dQ */
+      pa_wgmma_wait<0>();
+      pa_wgmma_fence_regs(dq[0]);
+      dq_add(dq[0], held_h, held_i0, QS ? 0 : 64 * wg);
     }
     pa_cp_async_wait<0>(); /* a block with no tile still has K and V in flight */
     if (BULK) asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); /* before smem goes */
@@ -851,7 +886,9 @@ size_t pa_hbwd_sk_offset(const pa_problem *p, const pa_cuda_device *dev) {
 template <typename T, int D, int VARIANT>
 cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, bool lpt, bool epi,
                                    bool pair, cudaStream_t stream, pa_hbwd_sk sk = {}) {
-  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0> cfg;
+  typedef pa_hopper_bwd_cfg<D, pa_hbwd_bq<VARIANT>::value, (VARIANT & PA_HBWD_BULK) != 0,
+                            (VARIANT & PA_HBWD_PIPE2) != 0>
+      cfg;
   const void *fn = (const void *)pa_hopper_bwd_kernel<T, D, VARIANT>;
   /* Not a stream operation: allowed while the stream is being captured. */
   cudaError_t e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -898,6 +935,33 @@ cudaError_t pa_hopper_bwd_launch_v(const pa_problem *p, const pa_bwd_ws &ws, boo
   return cudaGetLastError();
 }
 
+/* The tile loop's form: PA_HBWD_PIPE2 (dQ carried across the loop's top) wherever the
+ * kernel computes dQ (not the deterministic mode); POLYATTN_CUDA_HOPPER_BWD_PIPE=0 (read
+ * at each call) the loop of decision 100, which waits for dQ at each tile's end. */
+int pa_hbwd_pipe(const pa_bwd_ws &ws) {
+  if (!ws.dq_acc) return 0;
+  const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_PIPE");
+  return env && !strcmp(env, "0") ? 0 : (int)PA_HBWD_PIPE2;
+}
+
+/* The default variant of the bucket with the loop form's flag: whole key blocks, or the
+ * whole blocks and the stream-K workers. */
+template <typename T, int D, int FORM>
+cudaError_t pa_hopper_bwd_launch_main(const pa_problem *p, const pa_bwd_ws &ws,
+                                      const pa_hbwd_sk &sk, const pa_hbwd_sched &sc,
+                                      cudaStream_t stream) {
+  enum { MAIN = (D == 128 ? PA_HBWD_NSPLIT : PA_HBWD_Q128) | FORM };
+  if (sk.workers) {
+    cudaError_t e = cudaMemsetAsync(sk.ticket, 0, (size_t)sk.workers * sizeof(unsigned), stream);
+    if (e == cudaSuccess && sk.dp > 0) /* the whole blocks first */
+      e = pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, false, sc.epi, sc.pair, stream, sk);
+    if (e != cudaSuccess) return e;
+    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_SK>(p, ws, false, sc.epi, sc.pair, stream,
+                                                           sk);
+  }
+  return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+}
+
 template <typename T, int D>
 cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, const pa_hbwd_sk &sk,
                                  cudaStream_t stream) {
@@ -911,15 +975,8 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, const
     return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
   if (pa_hbwd_stats())
     return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
-  if (sk.workers) {
-    cudaError_t e = cudaMemsetAsync(sk.ticket, 0, (size_t)sk.workers * sizeof(unsigned), stream);
-    if (e == cudaSuccess && sk.dp > 0) /* the whole blocks first */
-      e = pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, false, sc.epi, sc.pair, stream, sk);
-    if (e != cudaSuccess) return e;
-    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_SK>(p, ws, false, sc.epi, sc.pair, stream,
-                                                           sk);
-  }
-  return pa_hopper_bwd_launch_v<T, D, MAIN>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+  if (pa_hbwd_pipe(ws)) return pa_hopper_bwd_launch_main<T, D, PA_HBWD_PIPE2>(p, ws, sk, sc, stream);
+  return pa_hopper_bwd_launch_main<T, D, 0>(p, ws, sk, sc, stream);
 }
 
 const char *pa_hopper_bwd_misaligned(const pa_problem *p) {

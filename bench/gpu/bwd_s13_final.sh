@@ -1,0 +1,50 @@
+#!/bin/bash
+# Thirteenth session, the committed build: dQ carried across the loop's top (decision
+# 102) as the Hopper backward's default. Suites (default choice; forced Hopper; with
+# the stream-K tail forced by dependent launch and by two grids, groups of 3), test_cuda,
+# memcheck / racecheck / synccheck on the default, then compare_torch --backward with
+# cuDNN, bf16 and fp16, the committed loop (PIPE=0) beside the default in the same
+# process, and a second process bf16 only.
+# Run: source .devkit/env; OUT=dir bash bench/gpu/bwd_s13_final.sh
+# Logs: bench/results/2026-12-01s13-bwd/final/.
+gzip -d .devkit/lib/*.gz 2>/dev/null
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+pa_gpu_setup bwd_s13_final test_backward test_cuda polyattn
+export POLYATTN_TEST_BACKENDS=cuda
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+H="env POLYATTN_CUDA_BACKWARD_KERNEL=hopper"
+P=POLYATTN_CUDA_HOPPER_BWD_PIPE S=POLYATTN_CUDA_HOPPER_BWD_SK L=POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH
+step_bg bwd-default 150 test_backward --jobs 3
+step_bg bwd-hopper 150 $H test_backward --jobs 3
+step_bg bwd-hopper-sk3-pdl-g3 150 $H $S=force:3 POLYATTN_CUDA_HOPPER_BWD_GROUP=3 test_backward --jobs 3
+step_wait
+step_bg bwd-hopper-sk5-two 150 $H $S=force:5 $L=two test_backward --jobs 3
+step_bg bwd-hopper-pipe0 150 $H $P=0 test_backward --jobs 3
+step_bg test-cuda 150 test_cuda --jobs 3
+step_wait
+C="POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_mma_d128_varlen_seqused,bw_d96_sq113_sk3"
+step_bg memcheck 150 $H $S=force:2 $C "$SAN" --tool memcheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
+step_bg racecheck 150 $H $C "$SAN" --tool racecheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
+step_bg synccheck 150 $H $C "$SAN" --tool synccheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
+step_wait
+export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
+show() {
+  python3 - "$1" <<'PY' | tee -a "$SUMMARY"
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if 'flash_bwd_ms' not in r: continue
+    v = r.get('variants', {})
+    cu = ' x cudnn %.3f' % (r['cudnn_bwd_ms'] / r['polyattn_bwd_ms']) if 'cudnn_bwd_ms' in r else ''
+    print('%s D%s S%s c%d x flash: first %.3f (%.3f ms %.1f TF/s)%s  %s' % (r.get('dtype', ''), r['D'], r['S'], int(bool(r['causal'])),
+        r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], r['polyattn_bwd_tflops'], cu, '  '.join(
+        '%s %.3f%s' % (k, r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') in (None, 'ok') else ' CHECK ' + str(x.get('check')))
+        for k, x in v.items())))
+PY
+}
+step torch 330 python3 bench/compare_torch.py --backward --no-efficient --dtypes bf16,fp16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=default,0,default#2" --json "$LOG/torch.jsonl"
+show "$LOG/torch.jsonl"
+step torch2 200 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --json "$LOG/torch2.jsonl"
+show "$LOG/torch2.jsonl"
+(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_finish

@@ -1,0 +1,42 @@
+#!/bin/bash
+# Thirteenth session, R3: the carried-dQ loop (decision 102) with dQ's adds before the
+# next tile's S^T (carry, R2's form) or after its issue, on its tensor time (carry2;
+# ptxas does not serialize this one, having waited for dQ before the issue). Suites
+# with carry2 forced (also with the stream-K tail forced), racecheck and memcheck;
+# compare_torch --backward with the forms side by side in one process (0 = the
+# committed loop), then hd128 causal with the causal order's L2 budget varied.
+# Run: source .devkit/env; OUT=dir bash bench/gpu/bwd_s13_r3.sh
+# Logs: bench/results/2026-12-01s13-bwd/r3/.
+gzip -d .devkit/lib/*.gz 2>/dev/null
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+pa_gpu_setup bwd_s13_r3 test_backward polyattn
+export POLYATTN_TEST_BACKENDS=cuda
+SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+H="env POLYATTN_CUDA_BACKWARD_KERNEL=hopper"
+P=POLYATTN_CUDA_HOPPER_BWD_PIPE S=POLYATTN_CUDA_HOPPER_BWD_SK M=POLYATTN_CUDA_HOPPER_BWD_LPT_MB
+step_bg bwd-hopper-carry2 150 $H $P=carry2 test_backward --jobs 3
+step_bg bwd-hopper-carry2-sk3 150 $H $P=carry2 $S=force:3 POLYATTN_CUDA_HOPPER_BWD_GROUP=3 test_backward --jobs 3
+step_bg bwd-default-carry2 150 env $P=carry2 test_backward --jobs 3
+step_wait
+step_bg racecheck-carry2 150 $H $P=carry2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_mma_d128_varlen_seqused "$SAN" --tool racecheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
+step_bg memcheck-carry2 150 $H $P=carry2 $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_mma_d128_varlen_seqused,bw_d96_sq113_sk3 "$SAN" --tool memcheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
+step_wait
+export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
+show() {
+  python3 - "$1" <<'PY' | tee -a "$SUMMARY"
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if 'flash_bwd_ms' not in r: continue
+    v = r.get('variants', {})
+    print('D%s S%s c%d x flash: first %.3f  %s' % (r['D'], r['S'], int(bool(r['causal'])), r['flash_bwd_ms'] / r['polyattn_bwd_ms'], '  '.join(
+        '%s %.3f%s' % (k, r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') in (None, 'ok') else ' CHECK ' + str(x.get('check')))
+        for k, x in v.items())))
+PY
+}
+step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=carry2,carry,0,0#2,carry#2,carry2#2" --json "$LOG/torch.jsonl"
+show "$LOG/torch.jsonl"
+step torch-l2 200 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128 --causal 1 --seqlens 8192,16384 --variants "$P=carry2,carry2&$M=32,carry2&$M=64,carry&$M=32,carry2#2" --json "$LOG/torch-l2.jsonl"
+show "$LOG/torch-l2.jsonl"
+(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_finish
