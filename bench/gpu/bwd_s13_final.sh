@@ -28,20 +28,7 @@ step_bg racecheck 150 $H $C "$SAN" --tool racecheck --error-exitcode 99 --print-
 step_bg synccheck 150 $H $C "$SAN" --tool synccheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
 step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
-show() {
-  python3 - "$1" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    cu = ' x cudnn %.3f' % (r['cudnn_bwd_ms'] / r['polyattn_bwd_ms']) if 'cudnn_bwd_ms' in r else ''
-    print('%s D%s S%s c%d x flash: first %.3f (%.3f ms %.1f TF/s)%s  %s' % (r.get('dtype', ''), r['D'], r['S'], int(bool(r['causal'])),
-        r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], r['polyattn_bwd_tflops'], cu, '  '.join(
-        '%s %.3f%s' % (k, r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') in (None, 'ok') else ' CHECK ' + str(x.get('check')))
-        for k, x in v.items())))
-PY
-}
+show() { python3 bench/gpu/bwd_torch_summary.py "$1" | tee -a "$SUMMARY"; }
 step torch 330 python3 bench/compare_torch.py --backward --no-efficient --dtypes bf16,fp16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=default,0,default#2" --json "$LOG/torch.jsonl"
 show "$LOG/torch.jsonl"
 step torch2 200 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --json "$LOG/torch2.jsonl"

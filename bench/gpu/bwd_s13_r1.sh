@@ -24,15 +24,6 @@ step_bg memcheck-carry 150 $H $P=carry $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64
 step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=0,reorder,carry,0#2,carry#2" --json "$LOG/torch.jsonl"
-python3 - "$LOG/torch.jsonl" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    print('D%s S%s c%d x flash: first %.3f  %s' % (r['D'], r['S'], int(bool(r['causal'])), r['flash_bwd_ms'] / r['polyattn_bwd_ms'], '  '.join(
-        '%s %.3f%s' % (k, r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') in (None, 'ok', True) else ' CHECK ' + str(x.get('check')))
-        for k, x in v.items())))
-PY
+python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 (cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
 pa_gpu_finish

@@ -23,18 +23,7 @@ step_bg racecheck-carry-stats 150 $H $P=carry $A POLYATTN_TEST_CASES=bw_d64_s64_
 step_bg memcheck-carry-stats 150 $H $P=carry $A $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_mma_d128_varlen_seqused,bw_d96_sq113_sk3 "$SAN" --tool memcheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
 step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
-show() {
-  python3 - "$1" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    print('D%s S%s c%d x flash: first %.3f  %s' % (r['D'], r['S'], int(bool(r['causal'])), r['flash_bwd_ms'] / r['polyattn_bwd_ms'], '  '.join(
-        '%s %.3f%s' % (k, r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') in (None, 'ok') else ' CHECK ' + str(x.get('check')))
-        for k, x in v.items())))
-PY
-}
+show() { python3 bench/gpu/bwd_torch_summary.py "$1" | tee -a "$SUMMARY"; }
 step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=carry&$A,carry,0,0&$A,carry#2,carry&$A#2" --json "$LOG/torch.jsonl"
 show "$LOG/torch.jsonl"
 (cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
