@@ -263,8 +263,9 @@ enum { PA_HBWD_SK = 16 };
  * S^T, so that the barrier and the loads run while the tensor cores do dQ. dS in two
  * buffers (the tile's by its stage): the other warpgroup's dQ may still read the last
  * tile's. Adding after the S^T issue instead made ptxas serialize the wgmmas (C7514:
- * accumulator registers read inside a wgmma pipeline stage) and ran 4-13% slower; the
- * statistics by cp.async with it 3-6% slower (bench/RESULTS.md, thirteenth session).
+ * accumulator registers read inside a wgmma pipeline stage) and ran 7-15% below the old
+ * loop; the statistics by cp.async with it 1.5-7% slower (bench/RESULTS.md, thirteenth
+ * session; decision 102).
  * Not ksplit or bulk (one dQ pass, red adds). */
 enum { PA_HBWD_PIPE2 = 64 };
 /* The whole blocks run the plain kernel (their first `dp` in its grid), the workers
@@ -366,8 +367,9 @@ __global__ void __launch_bounds__(256, 1)
    * loop: 180 / 324 bytes per thread at D = 128, 268 / 504 at D = 64, against 36 / 68
    * and 116 / 204; moving the pass number to shared memory, unrolling the passes or
    * recomputing the block's values per pass did not lower them), which is why the whole
-   * blocks run the plain kernel. With dQ carried (PA_HBWD_PIPE2, the default): 60 / 100
-   * and 112 / 224, against 36 / 52 and 116 / 196 in the plain kernel. */
+   * blocks run the plain kernel. With dQ carried (PA_HBWD_PIPE2, the default) and the
+   * walk's jumps (decision 103): 64 / 108 and 116 / 228, against 36 / 52 and 120 / 204
+   * in the plain kernel. */
   __shared__ unsigned sk_order;
 #pragma unroll 1
   for (int pass = 0;; ++pass) {
@@ -484,12 +486,15 @@ __global__ void __launch_bounds__(256, 1)
       }
     };
 
-    /* PIPE2: the last tile's dQ (in flight) and its head and first row; no row at first */
+    /* PIPE2: the last tile's dQ (in flight) and its head and first row; none at first:
+     * a first row past every sequence (supports() keeps seqlen_q <= INT_MAX / 2), so
+     * that the add skips every row */
     int held_h = 0, held_i0 = INT_MAX / 2;
     for (int stage = 0; at.x < X; stage ^= 1) {
       pa_cp_async_wait<0>();
       pa_fence_proxy_async(); /* this thread's cp.async writes, to the wgmma reads */
-      /* tile x (and K, V) visible; every thread is done with the other stage and dS */
+      /* tile x (and K, V) visible; every thread is done with the other stage and with
+       * this tile's dS buffer (PIPE2: the last tile's dQ may still read the other one) */
       __syncthreads();
       const bool tile_partial = partial;
       const pa_bwd_at next = pa_bwd_walk<BQ, BK>(p, c, pa_bwd_at_next(c, at), &partial);
@@ -1006,6 +1011,9 @@ int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (!bucket)
     PA_NO("the Hopper backward takes head dims up to 128 (head_dim %d, head_dim_v %d)",
           (int)p->head_dim, (int)p->head_dim_v);
+  if (p->seqlen_q > INT_MAX / 2)
+    PA_NO("the Hopper backward takes at most 2^30 - 1 query rows per sequence (seqlen_q %lld)",
+          (long long)p->seqlen_q);
   if ((p->seqlen_k + 127) / 128 > 65535 || (int64_t)p->heads_kv * p->batch > INT_MAX)
     PA_NO("the Hopper backward's grid takes at most 65535 blocks of 128 keys and 2^31 - 1 "
           "(kv head, batch entry) pairs");
