@@ -35,17 +35,7 @@ B=POLYATTN_CUDA_HOPPER_BWD_LPT_MB
 step torch-1 150 $C --no-cudnn --dtypes bf16 --variants "$S=on,0&$P=fast,on&$B=32,on&$B=256,on#2" --json "$LOG/torch-1.jsonl"
 step torch-2 150 $C --dtypes bf16,fp16 --json "$LOG/torch-2.jsonl"
 for n in torch-1 torch-2; do
-python3 - "$LOG/$n.jsonl" "$n" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    cells = ' '.join('[%s] %.3f%s' % (k.replace('POLYATTN_CUDA_', ''), r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') == 'ok' else ' CHECK') for k, x in v.items())
-    cu = ' cudnn %.3f ms (x%.3f)' % (r['cudnn_bwd_ms'], r['cudnn_bwd_ms'] / r['polyattn_bwd_ms']) if 'cudnn_bwd_ms' in r else ''
-    print('%s %s D%s S%s c%d x flash %.3f (%.3f ms %.1f TF/s, flash %.3f)%s check %s | %s' % (sys.argv[2], r['dtype'], r['D'], r['S'], int(bool(r['causal'])),
-          r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], r['polyattn_bwd_tflops'], r['flash_bwd_ms'], cu, r.get('check'), cells))
-PY
+python3 bench/gpu/bwd_torch_summary.py "$LOG/$n.jsonl" | sed "s/^/$n /" | tee -a "$SUMMARY"
 done
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

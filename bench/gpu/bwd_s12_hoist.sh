@@ -20,15 +20,6 @@ step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --causal 1"
 step torch 150 $C --variants "$O=0,8,16,32,64,0#2" --json "$LOG/torch.jsonl"
-python3 - "$LOG/torch.jsonl" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    cells = ' '.join('[%s] %.3f%s' % (k.split('=')[-1], r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') == 'ok' else ' CHECK') for k, x in v.items())
-    print('D%s S%s c%d hoist0 %.3f (%.3f ms) | %s' % (r['D'], r['S'], int(bool(r['causal'])),
-          r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], cells))
-PY
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+pa_gpu_pack_logs
 pa_gpu_finish

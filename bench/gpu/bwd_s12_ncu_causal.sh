@@ -18,5 +18,5 @@ for s in 8192 16384; do
     grep -E "pa_hopper|gpu__time|sm__cycles|sm__inst|lts__|dram__" "$LOG/ncu-$n.log" | grep -v PROF | sed 's/(pa_problem.*//' | cut -c1-110 | sed "s/^/$n /" | tee -a "$SUMMARY"
   done
 done
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

@@ -25,16 +25,7 @@ export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 S=POLYATTN_CUDA_HOPPER_BWD_SK L=POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384"
 step torch-sk 150 $C --variants "$S=on&$L=pdl,0,on&$L=one,on&$L=two,0#off2,on&$L=pdl#pdl2" --json "$LOG/torch-sk.jsonl"
-python3 - "$LOG/torch-sk.jsonl" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    cells = ' '.join('%s %.3f%s' % (k.split('=')[-1], r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') == 'ok' else ' CHECK') for k, x in v.items())
-    print('D%s S%s c%s first %.3f | %s' % (r['D'], r['S'], int(bool(r['causal'])),
-          r['flash_bwd_ms'] / r['polyattn_bwd_ms'] if 'polyattn_bwd_ms' in r else 0, cells))
-PY
+python3 bench/gpu/bwd_torch_summary.py "$LOG/torch-sk.jsonl" | tee -a "$SUMMARY"
 M=.devkit/lib/libpolyattn-cuda.so
 step sass 60 bash -c "cuobjdump -sass $M > /tmp/all.sass && python3 - <<'PY'
 import re
@@ -51,5 +42,5 @@ for k,v in out.items():
 PY
 grep -n 'Function : .*pa_hopper_bwd_kernelI13__nv_bfloat16Li128ELi16E' /tmp/all.sass | head -2"
 cp /tmp/all.sass "$LOG/all.sass" 2>/dev/null && gzip "$LOG/all.sass"
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

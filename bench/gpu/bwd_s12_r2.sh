@@ -27,16 +27,7 @@ step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384"
 step torch 150 $C --variants "$S=on&$L=pdl,0,on&$L=pdl&$P=v16,on&$L=pdl&$P=v16x8,0#off2,on&$L=pdl#pdl2" --json "$LOG/torch.jsonl"
-python3 - "$LOG/torch.jsonl" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    cells = ' '.join('[%s] %.3f%s' % (k.replace('POLYATTN_CUDA_', ''), r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') == 'ok' else ' CHECK') for k, x in v.items())
-    print('D%s S%s c%d first %.3f (%.3f ms, flash %.3f) | %s' % (r['D'], r['S'], int(bool(r['causal'])),
-          r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], r['flash_bwd_ms'], cells))
-PY
+python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 echo "nsys: $(command -v nsys)" | tee -a "$SUMMARY"
 for d in 128 64; do
@@ -51,5 +42,5 @@ for d in 128 64; do
       --metrics gpu__time_duration.sum polyattn run --backend cuda --backward --dtype bf16 --repeat 1 --no-check --seq 2048 --batch 8 --heads $((2048/d)) --dim $d
   grep -E "pa_hopper|gpu__time_duration" "$LOG/ncu-d$d-sk0.log" | grep -v PROF | sed 's/(pa_problem.*//' | cut -c1-110 | tee -a "$SUMMARY"
 done
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

@@ -28,16 +28,7 @@ step_wait
 grep -E "differ|DIFFER" "$LOG/prep-bitwise.log" | tail -3 | tee -a "$SUMMARY"
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384"
 step torch 150 $C --variants "$S=on,0&$P=fast,on&$P=fast,0,on#2" --json "$LOG/torch.jsonl"
-python3 - "$LOG/torch.jsonl" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    v = r.get('variants', {})
-    cells = ' '.join('[%s] %.3f%s' % (k.replace('POLYATTN_CUDA_', ''), r['flash_bwd_ms'] / x['bwd_ms'], '' if x.get('check') == 'ok' else ' CHECK') for k, x in v.items())
-    print('D%s S%s c%d new %.3f (%.3f ms, flash %.3f) | %s' % (r['D'], r['S'], int(bool(r['causal'])),
-          r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], r['flash_bwd_ms'], cells))
-PY
+python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 for d in 128 64; do
   step ncu-d$d 30 env $L=two "$NCU" --clock-control none --kernel-name regex:'pa_bwd_|pa_hopper_bwd' --launch-count 4 \
@@ -46,5 +37,5 @@ for d in 128 64; do
     --heads $((2048/d)) --dim $d
   grep -E "pa_bwd_|pa_hopper|gpu__time|dram__|lts__|warps_active" "$LOG/ncu-d$d.log" | grep -v PROF | sed 's/(pa_problem.*//' | cut -c1-110 | tee -a "$SUMMARY"
 done
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

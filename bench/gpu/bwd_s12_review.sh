@@ -21,13 +21,6 @@ step_wait
 step memcheck 90 $H $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_mma_d128_varlen_seqused,bw_d96_sq113_sk3 "$SAN" --tool memcheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 2
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 step torch 120 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --json "$LOG/torch.jsonl"
-python3 - "$LOG/torch.jsonl" <<'PY' | tee -a "$SUMMARY"
-import json, sys
-for l in open(sys.argv[1]):
-    r = json.loads(l)
-    if 'flash_bwd_ms' not in r: continue
-    print('D%s S%s c%d x flash %.3f (%.3f ms %.1f TF/s) check %s' % (r['D'], r['S'], int(bool(r['causal'])),
-          r['flash_bwd_ms'] / r['polyattn_bwd_ms'], r['polyattn_bwd_ms'], r['polyattn_bwd_tflops'], r.get('check')))
-PY
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+pa_gpu_pack_logs
 pa_gpu_finish

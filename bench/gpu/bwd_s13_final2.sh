@@ -27,5 +27,5 @@ step torch 120 python3 bench/compare_torch.py --backward --no-cudnn --no-efficie
 show "$LOG/torch.jsonl"
 step torch2 120 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --json "$LOG/torch2.jsonl"
 show "$LOG/torch2.jsonl"
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

@@ -27,5 +27,5 @@ step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficie
 show "$LOG/torch.jsonl"
 step torch-l2 200 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128 --causal 1 --seqlens 8192,16384 --variants "$P=carry2,carry2&$M=32,carry2&$M=64,carry&$M=32,carry2#2" --json "$LOG/torch-l2.jsonl"
 show "$LOG/torch-l2.jsonl"
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

@@ -25,5 +25,5 @@ export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 show() { python3 bench/gpu/bwd_torch_summary.py "$1" | tee -a "$SUMMARY"; }
 step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=carry3,carry,0,0#2,carry#2,carry3#2" --json "$LOG/torch.jsonl"
 show "$LOG/torch.jsonl"
-(cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete && mv /tmp/logs.tgz .)
+pa_gpu_pack_logs
 pa_gpu_finish

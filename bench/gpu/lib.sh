@@ -74,3 +74,10 @@ timed() {
   echo "$name rc=$rc $(grep -E "^forward|^vs dense" "$LOG/$name.txt" |
     sed 's/(median of [0-9]*[^)]*)//' | tr -s ' ' | tr '\n' ' ')" | tee -a "$SUMMARY"
 }
+
+# pa_gpu_pack_logs: the step logs of $LOG into $LOG/logs.tgz, SUMMARY.txt left beside
+# it (what the `run` tool brings back stays small).
+pa_gpu_pack_logs() {
+  (cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete &&
+    mv /tmp/logs.tgz .)
+}
