@@ -110,13 +110,26 @@ struct pa_ampere_frag {
       asm volatile("" : "+r"(ltid));
       const uint32_t s_k = s_kv + st * cfg::stage_bytes;
       const int rows = c.seq.len_k - tile * block_k;
-      pa_tile_load<block_k, D, threads>(s_k, k_g + (int64_t)tile * block_k * p.k.stride_s,
-                                        p.k.stride_s, rows, p.head_dim, (const T *)p.k.ptr, ltid);
+      const T *k_t = k_g + (int64_t)tile * block_k * p.k.stride_s;
+      const T *v_t = v_g + (int64_t)tile * block_k * p.v.stride_s;
+      /* A whole tile (every row inside the sequence, head dims = the bucket) takes the
+       * copies without bounds tests (pa_tile_load_full); a tile-uniform branch. */
+      if (pa_tile_full_shape<block_k, D, threads>::ok && rows >= block_k && p.head_dim == D &&
+          p.head_dim_v == D) {
+        if constexpr (pa_tile_full_shape<block_k, D, threads>::ok) {
+          pa_tile_load_full<block_k, D, threads>(s_k, k_t, p.k.stride_s, (unsigned)ltid);
+          pa_cp_async_commit();
+          pa_tile_load_full<block_k, D, threads>(s_k + cfg::kv_tile_bytes, v_t, p.v.stride_s,
+                                                 (unsigned)ltid);
+          pa_cp_async_commit();
+          return;
+        }
+      }
+      pa_tile_load<block_k, D, threads>(s_k, k_t, p.k.stride_s, rows, p.head_dim,
+                                        (const T *)p.k.ptr, ltid);
       pa_cp_async_commit();
-      pa_tile_load<block_k, D, threads>(s_k + cfg::kv_tile_bytes,
-                                        v_g + (int64_t)tile * block_k * p.v.stride_s,
-                                        p.v.stride_s, rows, p.head_dim_v, (const T *)p.v.ptr,
-                                        ltid);
+      pa_tile_load<block_k, D, threads>(s_k + cfg::kv_tile_bytes, v_t, p.v.stride_s, rows,
+                                        p.head_dim_v, (const T *)p.v.ptr, ltid);
       pa_cp_async_commit();
     }
     /* the prologue: Q and the first tile's K and V in flight (first) or nothing */

@@ -42,6 +42,14 @@ __device__ __forceinline__ void pa_cp_async_16(uint32_t dst, const void *src, in
 #endif
 }
 
+/* The same copy of a whole chunk: no source size, no zero fill (the full tiles of
+ * pa_tile_load_full). */
+__device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
+#if PA_AMPERE_ARCH_OK
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+#endif
+}
+
 __device__ __forceinline__ void pa_cp_async_commit() {
 #if PA_AMPERE_ARCH_OK
   asm volatile("cp.async.commit_group;\n" ::: "memory");

@@ -61,6 +61,40 @@ __device__ __forceinline__ void pa_tile_load(uint32_t dst, const T *src, int64_t
   }
 }
 
+/* pa_tile_load for a tile that is whole: all ROWS rows inside the tensor and all D
+ * columns valid (rows_valid >= ROWS, cols_valid >= D), so no copy needs a zero fill or
+ * a bounds test. Thread tid copies chunk tid % chunks of rows tid / chunks + k * (NT /
+ * chunks); a pass of NT / chunks rows is a multiple of 8 rows, so every copy keeps the
+ * first copy's swizzle and its shared address is the first one's plus a compile-time
+ * constant, and its global address the first one's plus k row-steps (one 64-bit add
+ * each). Shapes without whole passes (pa_tile_full_shape::ok = 0: hd 96, 192, 256
+ * at 128 threads) keep the general loop. The general loop above recomputes row, chunk, the byte count and a 64-bit
+ * product per chunk: on the H200 its 16 copies per thread and 64-key tile (hd128)
+ * compiled to 533 instructions, a quarter of the forward kernel's warp samples
+ * (bench/RESULTS.md, fourteenth session). */
+template <int ROWS, int D, int NT>
+struct pa_tile_full_shape {
+  enum {
+    chunks = pa_tile_layout<D>::chunks,
+    ok = NT % chunks == 0 && (NT / chunks) % 8 == 0 && ROWS % (NT / chunks) == 0
+  };
+};
+template <int ROWS, int D, int NT, typename T>
+__device__ __forceinline__ void pa_tile_load_full(uint32_t dst, const T *src, int64_t row_stride,
+                                                  unsigned tid) {
+  typedef pa_tile_layout<D> L;
+  enum { pass_rows = NT / L::chunks, passes = ROWS / pass_rows };
+  static_assert(pa_tile_full_shape<ROWS, D, NT>::ok,
+                "whole passes of whole swizzle periods (8 rows)");
+  const unsigned row = tid / L::chunks, chunk = tid % L::chunks;
+  const char *g = (const char *)(src + (int64_t)row * row_stride + chunk * 8);
+  const int64_t step = row_stride * (int64_t)(pass_rows * sizeof(T));
+  const uint32_t d = dst + L::offset((int)row, (int)chunk);
+#pragma unroll
+  for (int k = 0; k < passes; ++k)
+    pa_cp_async_16_full(d + k * pass_rows * L::chunks * 16, g + k * step);
+}
+
 /* ldmatrix row addresses. Every operand tile is read as 16 x 16 blocks of four 8x8
  * matrices, in one of two orders:
  *   ROW_PAIR (Q as the A operand; V with .trans as the B operand):
