@@ -105,7 +105,8 @@ struct pa_ampere_frag {
     __device__ __forceinline__ void load_kv(int tile, int st) {
       /* The per-chunk offsets are loop-invariant; hoisted out of the key loop they
        * would hold ~4 registers per chunk for the whole loop. An opaque copy of tid
-       * makes the compiler recompute them here (a few integer ops per chunk). */
+       * makes the compiler recompute them here: ~6 instructions per copy on the
+       * whole-tile path, ~33 on the general one (bench/RESULTS.md, fourteenth session). */
       int ltid = tid;
       asm volatile("" : "+r"(ltid));
       const uint32_t s_k = s_kv + st * cfg::stage_bytes;

@@ -42,8 +42,8 @@ __device__ __forceinline__ void pa_cp_async_16(uint32_t dst, const void *src, in
 #endif
 }
 
-/* The same copy of a whole chunk: no source size, no zero fill (the full tiles of
- * pa_tile_load_full). */
+/* The same copy of a whole chunk: no source size, no zero fill (the whole tiles of
+ * pa_tile_load_full and of the decode kernel's lean copies). */
 __device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
 #if PA_AMPERE_ARCH_OK
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");

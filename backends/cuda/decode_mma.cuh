@@ -83,13 +83,6 @@ enum decode_variant { kCopyAsync = 0, kCopyLean = 1, kVarK16 = 2 };
 __host__ __device__ constexpr int mma_keys(int v) { return v & kVarK16 ? kMmaKeys / 2 : kMmaKeys; }
 __host__ __device__ constexpr int mma_warps_max(int v) { return v & kVarK16 ? 2 * kMmaWarpsMax : kMmaWarpsMax; }
 
-/* 16-byte global -> shared copy of a whole chunk (no zero-fill operand). */
-__device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
-#if PA_AMPERE_ARCH_OK
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-#endif
-}
-
 /* Bytes of one smem row (K, V or Q) of head-dim bucket db: 16 bytes of padding shift
  * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
 __host__ __device__ constexpr int mma_pitch(int db) { return db * 2 + kRowPad; }

@@ -6,7 +6,8 @@
 # backward suite (its kernels include ampere_tile.cuh); memcheck and racecheck with
 # the Ampere kernel forced; the standard sweep beside SDPA with the Ampere kernel
 # forced; 2:4 against the Ampere kernel's dense time and BLOCK 64x64 at 25% (both on the
-# Ampere kernel) against the default (Hopper) dense time.
+# Ampere kernel) against the default (Hopper) dense time; ncu source pages of the
+# Hopper forward kernel (issue 9 diagnostics).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/ampere_s14_final.sh
 gzip -d .devkit/lib/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -29,6 +30,13 @@ step torch 240 python3 bench/compare_torch.py --env-kernel ampere --no-efficient
 S="--backend cuda --dtype bf16 --batch 2 --heads 16 --dim 128 --seq 8192 --repeat 20 --no-check --vs-dense"
 TIMED_LIMIT=60 timed nm24-vs-ampere polyattn run $S --vs-kernel ampere --sparsity 2:4
 TIMED_LIMIT=60 timed block64-25-vs-default polyattn run $S --sparsity block --block 64 --density 0.25
+# Diagnostics for issue 9 (no change to the Hopper kernels): ncu's source page of the
+# default Hopper forward kernel at hd128 and hd64, S8192 bf16, as R1 did for the Ampere one.
+NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
+for d in 128 64; do
+  step hopper-src-d$d 90 sh -c "\"$NCU\" --clock-control none -k regex:pa_hopper_fwd --launch-skip 1 --launch-count 1 --section WarpStateStats --section SourceCounters --section InstructionStats --section SpeedOfLight --page source --csv --print-source sass polyattn run --backend cuda --dtype bf16 --no-check --batch 2 --heads $((2048 / d)) --dim $d --seq 8192 --repeat 2 > \"$LOG/hopper-src-d$d.csv\""
+done
+gzip -f "$LOG"/*.csv
 grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-cuda*.log "$LOG"/backward.log | sed 's/^/  /'
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG"/memcheck-ampere.log "$LOG"/racecheck-ampere.log
 python3 bench/gpu/fwd_torch_summary.py "$LOG/torch-ampere.jsonl" | tee -a "$SUMMARY"
