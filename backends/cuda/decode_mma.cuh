@@ -83,14 +83,24 @@ enum decode_variant { kCopyAsync = 0, kCopyLean = 1, kVarK16 = 2 };
 __host__ __device__ constexpr int mma_keys(int v) { return v & kVarK16 ? kMmaKeys / 2 : kMmaKeys; }
 __host__ __device__ constexpr int mma_warps_max(int v) { return v & kVarK16 ? 2 * kMmaWarpsMax : kMmaWarpsMax; }
 
-/* Bytes of one smem row (K, V or Q) of head-dim bucket db: 16 bytes of padding shift
+/* Bytes of one staged Q row of head-dim bucket db: 16 bytes of padding shift
  * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
 __host__ __device__ constexpr int mma_pitch(int db) { return db * 2 + kRowPad; }
+/* Bytes of one K or V row in a warp's ring: unpadded, the 16-byte chunks of row r
+ * XOR-swizzled by r & 7 (as ampere_tile.cuh), so ldmatrix's eight rows still hit
+ * distinct banks and every 128-byte line of shared memory holds one 128-byte line of
+ * the global row. With padded rows (the sixth to thirteenth sessions) a warp's copy of
+ * two rows straddled lines, and the copies asked L2 for 1.5x the sectors they needed
+ * (bench/RESULTS.md, fourteenth session). */
+__host__ __device__ constexpr int mma_kv_pitch(int db) { return db * 2; }
 /* One warp's ring of `keys`-key tiles, and the staged Q. */
 __host__ __device__ constexpr size_t mma_ring_bytes(int db, int keys = kMmaKeys) {
-  return (size_t)kMmaStages * 2 * keys * mma_pitch(db);
+  return (size_t)kMmaStages * 2 * keys * mma_kv_pitch(db);
 }
 __host__ __device__ constexpr size_t mma_q_bytes(int db) { return (size_t)kMmaRows * mma_pitch(db); }
+/* The kernel aligns its dynamic shared memory to 128 bytes (the rings' lines): the
+ * plan adds this much. */
+constexpr int kMmaSmemAlign = 128;
 
 /* Cluster merge: at most this many blocks per (batch entry, kv head) (the portable
  * cluster size), so at most kClusterSplits partials per row. Each block stages its
@@ -228,9 +238,13 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   constexpr int KT = DB / 16;       /* k-steps of Q.K^T over the head dim */
   constexpr int NT = kKeys / 8;     /* score n-tiles */
   constexpr int DT = DB / 8;        /* output n-tiles */
-  constexpr int kPitch = mma_pitch(DB);
+  constexpr int kPitch = mma_pitch(DB);       /* staged Q */
+  constexpr int kKvPitch = mma_kv_pitch(DB);  /* K and V rings (swizzled) */
   constexpr int kChunks = DB / 8;   /* 16-byte chunks per row */
-  extern __shared__ __align__(16) char smem[];
+  static_assert(kChunks % 8 == 0, "the ring's swizzle permutes 8 chunks (128 bytes)");
+  extern __shared__ __align__(16) char smem_raw[];
+  char *const smem = smem_raw + ((kMmaSmemAlign - (pa_smem_addr(smem_raw) & (kMmaSmemAlign - 1))) &
+                                 (kMmaSmemAlign - 1));
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   const int g = lane >> 2, t = lane & 3;
   const int b = blockIdx.z, hkv = blockIdx.y;
@@ -251,13 +265,13 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   const int64_t k_end = hi_any < s0 + L.split_keys ? hi_any : s0 + L.split_keys;
   const int tiles = k_end > k_begin ? (int)((k_end - k_begin + kKeys - 1) / kKeys) : 0;
 
-  constexpr int kTileBytesKV = kKeys * kPitch; /* one K (V) tile */
+  constexpr int kTileBytesKV = kKeys * kKvPitch; /* one K (V) tile */
   char *ring = smem + mma_q_bytes(DB) + (size_t)warp * mma_ring_bytes(DB, kKeys);
   auto k_tile = [&](int slot) { return ring + (size_t)(2 * slot) * kTileBytesKV; };
   auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kTileBytesKV; };
   /* Shared address of 16-byte chunk c of row r of a K or V tile at `tile`. */
   auto chunk_addr = [&](const char *tile, int r, int c) -> uint32_t {
-    return pa_smem_addr(tile + r * kPitch + c * 16);
+    return pa_smem_addr(tile + r * kKvPitch + ((c ^ (r & 7)) * 16));
   };
 
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
@@ -278,11 +292,12 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
                          pa_view_row(&p.k, b, k0 + lrow, seq.k_start, hkv) * 2 + lch * 16;
         const char *vg = static_cast<const char *>(p.v.ptr) +
                          pa_view_row(&p.v, b, k0 + lrow, seq.k_start, hkv) * 2 + lch * 16;
-        const uint32_t kd = ks + lrow * kPitch + lch * 16, vd = vs + lrow * kPitch + lch * 16;
 #pragma unroll
         for (int m = 0; m < kKeys / kRowStep; ++m) {
-          pa_cp_async_16_full(kd + m * kRowStep * kPitch, kg + m * kRowStep * kp);
-          pa_cp_async_16_full(vd + m * kRowStep * kPitch, vg + m * kRowStep * vp);
+          const int r = lrow + m * kRowStep;
+          const uint32_t off = r * kKvPitch + ((lch ^ (r & 7)) * 16);
+          pa_cp_async_16_full(ks + off, kg + m * kRowStep * kp);
+          pa_cp_async_16_full(vs + off, vg + m * kRowStep * vp);
         }
         return;
       }
@@ -293,8 +308,9 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     for (int idx = lane; idx < kKeys * kChunks; idx += kWarpSize) {
       const int j = idx / kChunks, ch = idx - j * kChunks;
       const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
-      pa_cp_async_16(ks + j * kPitch + ch * 16, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
-      pa_cp_async_16(vs + j * kPitch + ch * 16, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
+      const uint32_t off = j * kKvPitch + ((ch ^ (j & 7)) * 16);
+      pa_cp_async_16(ks + off, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
+      pa_cp_async_16(vs + off, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
     }
   };
 

@@ -143,7 +143,8 @@ int mma_possible(const pa_problem *p, const pa_cuda_device *dev, const decode_pl
 #if PA_HAS_MMA_SYNC
   return (p->dtype == POLYATTN_DTYPE_F16 || p->dtype == POLYATTN_DTYPE_BF16) && L.aligned &&
          rows_aligned(p->q, p->head_dim, L.esize) && L.max_rows <= kMmaRows && L.bucket <= 128 &&
-         dev->cc_major >= 8 && mma_q_bytes(L.bucket) + mma_ring_bytes(L.bucket) <= dev->smem_optin;
+         dev->cc_major >= 8 &&
+         kMmaSmemAlign + mma_q_bytes(L.bucket) + mma_ring_bytes(L.bucket) <= dev->smem_optin;
 #else
   (void)p, (void)dev, (void)L;
   return 0;
@@ -256,8 +257,9 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
 #if PA_HAS_MMA_SYNC
   if (L.mma) {
     L.tile_keys = mma_keys(L.variant);
-    L.row_bytes = mma_pitch(L.bucket);
-    const size_t ring = mma_ring_bytes(L.bucket, L.tile_keys), q = mma_q_bytes(L.bucket);
+    L.row_bytes = mma_kv_pitch(L.bucket);
+    const size_t ring = mma_ring_bytes(L.bucket, L.tile_keys),
+                 q = kMmaSmemAlign + mma_q_bytes(L.bucket); /* + the kernel's alignment pad */
     const int most_warps = mma_warps_max(L.variant);
     L.warps = (int)((dev->smem_optin - q) / ring);
     L.warps = L.warps > most_warps ? most_warps : L.warps;
@@ -775,7 +777,8 @@ cudaError_t launch_mma(const pa_problem *p, const decode_plan &L, cudaStream_t s
   if (L.smem > kDefaultSmem && (!bit || !(opted.load(std::memory_order_acquire) & bit))) {
     /* the most any plan asks for (mma_warps_max(V) warps; POLYATTN_CUDA_DECODE_WARPS
      * may ask for fewer), so one opt-in serves every call; else what this call needs */
-    const size_t most = mma_q_bytes(DB) + (size_t)mma_warps_max(V) * mma_ring_bytes(DB, mma_keys(V));
+    const size_t most = kMmaSmemAlign + mma_q_bytes(DB) +
+                        (size_t)mma_warps_max(V) * mma_ring_bytes(DB, mma_keys(V));
     e = cudaFuncSetAttribute(decode_mma_kernel<T, DB, V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)(most > L.smem ? most : L.smem));
     if (e == cudaSuccess) {
