@@ -39,7 +39,7 @@ done
 gzip -f "$LOG"/*.csv
 grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-cuda*.log "$LOG"/backward.log | sed 's/^/  /'
 grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG"/memcheck-ampere.log "$LOG"/racecheck-ampere.log
-python3 bench/gpu/fwd_torch_summary.py "$LOG/torch-ampere.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch-ampere.jsonl" | tee -a "$SUMMARY"
 grep -E "geomean" "$LOG/torch.log" | tee -a "$SUMMARY"
 mkdir -p /tmp/keep && cp "$LOG"/*.jsonl /tmp/keep/
 pa_gpu_pack_logs

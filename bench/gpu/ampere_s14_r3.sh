@@ -20,7 +20,7 @@ step torch128 200 python3 bench/compare_torch.py --env-kernel ampere --no-effici
 step torch64 200 python3 bench/compare_torch.py --env-kernel ampere --no-efficient --dtypes bf16 --dims 64 \
   --seqlens 2048,8192,16384 --variants "$V=auto,m2k128l,m2jl,m2j,m2k128,m2,auto#2" --json "$LOG/torch64.jsonl"
 grep -hE "Synthesis" "$LOG"/sweep-*.log | sed 's/^/  /'
-python3 bench/gpu/fwd_torch_summary.py "$LOG/torch128.jsonl" "$LOG/torch64.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch128.jsonl" "$LOG/torch64.jsonl" | tee -a "$SUMMARY"
 mkdir -p /tmp/keep && cp "$LOG"/*.jsonl /tmp/keep/
 pa_gpu_pack_logs
 cp /tmp/keep/*.jsonl "$LOG/"

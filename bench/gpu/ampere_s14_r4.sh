@@ -22,7 +22,7 @@ NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 step src-m2k64f 90 sh -c "POLYATTN_CUDA_KERNEL=ampere POLYATTN_CUDA_AMPERE_VARIANT=m2k64f \"$NCU\" --clock-control none -k regex:pa_ampere_fwd --launch-skip 1 --launch-count 1 --section WarpStateStats --section SourceCounters --section InstructionStats --page source --csv --print-source sass polyattn run --backend cuda --dtype bf16 --no-check --batch 2 --heads 16 --dim 128 --seq 8192 --repeat 2 > \"$LOG/src-m2k64f.csv\""
 gzip -f "$LOG"/*.csv
 grep -hE "Synthesis" "$LOG"/sweep-*.log | sed 's/^/  /'
-python3 bench/gpu/fwd_torch_summary.py "$LOG/torch128.jsonl" "$LOG/torch64.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch128.jsonl" "$LOG/torch64.jsonl" | tee -a "$SUMMARY"
 mkdir -p /tmp/keep && cp "$LOG"/*.jsonl /tmp/keep/
 pa_gpu_pack_logs
 cp /tmp/keep/*.jsonl "$LOG/"

@@ -35,7 +35,7 @@ B=POLYATTN_CUDA_HOPPER_BWD_LPT_MB
 step torch-1 150 $C --no-cudnn --dtypes bf16 --variants "$S=on,0&$P=fast,on&$B=32,on&$B=256,on#2" --json "$LOG/torch-1.jsonl"
 step torch-2 150 $C --dtypes bf16,fp16 --json "$LOG/torch-2.jsonl"
 for n in torch-1 torch-2; do
-python3 bench/gpu/bwd_torch_summary.py "$LOG/$n.jsonl" | sed "s/^/$n /" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/$n.jsonl" | sed "s/^/$n /" | tee -a "$SUMMARY"
 done
 pa_gpu_pack_logs
 pa_gpu_finish

@@ -25,6 +25,6 @@ step_bg memcheck 90 $H $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_d40_dv7
 step_wait
 tail -1 "$LOG/prep-bitwise.log" | tee -a "$SUMMARY"
 step torch 150 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --json "$LOG/torch.jsonl"
-python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 pa_gpu_pack_logs
 pa_gpu_finish

@@ -20,6 +20,6 @@ step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --causal 1"
 step torch 150 $C --variants "$O=0,8,16,32,64,0#2" --json "$LOG/torch.jsonl"
-python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 pa_gpu_pack_logs
 pa_gpu_finish

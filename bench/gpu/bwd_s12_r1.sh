@@ -25,7 +25,7 @@ export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 S=POLYATTN_CUDA_HOPPER_BWD_SK L=POLYATTN_CUDA_HOPPER_BWD_SK_LAUNCH
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384"
 step torch-sk 150 $C --variants "$S=on&$L=pdl,0,on&$L=one,on&$L=two,0#off2,on&$L=pdl#pdl2" --json "$LOG/torch-sk.jsonl"
-python3 bench/gpu/bwd_torch_summary.py "$LOG/torch-sk.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch-sk.jsonl" | tee -a "$SUMMARY"
 M=.devkit/lib/libpolyattn-cuda.so
 step sass 60 bash -c "cuobjdump -sass $M > /tmp/all.sass && python3 - <<'PY'
 import re

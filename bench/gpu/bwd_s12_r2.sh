@@ -27,7 +27,7 @@ step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384"
 step torch 150 $C --variants "$S=on&$L=pdl,0,on&$L=pdl&$P=v16,on&$L=pdl&$P=v16x8,0#off2,on&$L=pdl#pdl2" --json "$LOG/torch.jsonl"
-python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 echo "nsys: $(command -v nsys)" | tee -a "$SUMMARY"
 for d in 128 64; do

@@ -28,7 +28,7 @@ step_wait
 grep -E "differ|DIFFER" "$LOG/prep-bitwise.log" | tail -3 | tee -a "$SUMMARY"
 C="python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384"
 step torch 150 $C --variants "$S=on,0&$P=fast,on&$P=fast,0,on#2" --json "$LOG/torch.jsonl"
-python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 for d in 128 64; do
   step ncu-d$d 30 env $L=two "$NCU" --clock-control none --kernel-name regex:'pa_bwd_|pa_hopper_bwd' --launch-count 4 \

@@ -28,7 +28,7 @@ step_bg racecheck 150 $H $C "$SAN" --tool racecheck --error-exitcode 99 --print-
 step_bg synccheck 150 $H $C "$SAN" --tool synccheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
 step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
-show() { python3 bench/gpu/bwd_torch_summary.py "$1" | tee -a "$SUMMARY"; }
+show() { python3 bench/gpu/torch_summary.py "$1" | tee -a "$SUMMARY"; }
 step torch 330 python3 bench/compare_torch.py --backward --no-efficient --dtypes bf16,fp16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=default,0,default#2" --json "$LOG/torch.jsonl"
 show "$LOG/torch.jsonl"
 step torch2 200 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --json "$LOG/torch2.jsonl"

@@ -26,6 +26,6 @@ step_bg memcheck-carry 150 $H $P=carry $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64
 step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
 step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=0,reorder,carry,carry#2,reorder#2,0#2" --json "$LOG/torch.jsonl"
-python3 bench/gpu/bwd_torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
+python3 bench/gpu/torch_summary.py "$LOG/torch.jsonl" | tee -a "$SUMMARY"
 pa_gpu_pack_logs
 pa_gpu_finish

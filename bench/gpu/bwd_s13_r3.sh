@@ -22,7 +22,7 @@ step_bg racecheck-carry2 150 $H $P=carry2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw
 step_bg memcheck-carry2 150 $H $P=carry2 $S=force:2 POLYATTN_TEST_CASES=bw_d64_s64_b2h2,bw_mma_d128_varlen_seqused,bw_d96_sq113_sk3 "$SAN" --tool memcheck --error-exitcode 99 --print-limit 10 test_backward --filter 'backward/sweep' --jobs 1
 step_wait
 export POLYATTN_LIB=$PWD/.devkit/lib/libpolyattn.so
-show() { python3 bench/gpu/bwd_torch_summary.py "$1" | tee -a "$SUMMARY"; }
+show() { python3 bench/gpu/torch_summary.py "$1" | tee -a "$SUMMARY"; }
 step torch 300 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128,64 --seqlens 2048,8192,16384 --variants "$P=carry2,carry,0,0#2,carry#2,carry2#2" --json "$LOG/torch.jsonl"
 show "$LOG/torch.jsonl"
 step torch-l2 200 python3 bench/compare_torch.py --backward --no-cudnn --no-efficient --dtypes bf16 --dims 128 --causal 1 --seqlens 8192,16384 --variants "$P=carry2,carry2&$M=32,carry2&$M=64,carry&$M=32,carry2#2" --json "$LOG/torch-l2.jsonl"
