@@ -67,11 +67,11 @@ __device__ __forceinline__ void pa_tile_load(uint32_t dst, const T *src, int64_t
  * chunks); a pass of NT / chunks rows is a multiple of 8 rows, so every copy keeps the
  * first copy's swizzle and its shared address is the first one's plus a compile-time
  * constant, and its global address the first one's plus k row-steps (one 64-bit add
- * each). Shapes without whole passes (pa_tile_full_shape::ok = 0: hd 96, 192, 256
- * at 128 threads) keep the general loop. The general loop above recomputes row, chunk, the byte count and a 64-bit
+ * each). The general loop above recomputes row, chunk, the byte count and a 64-bit
  * product per chunk: on the H200 its 16 copies per thread and 64-key tile (hd128)
  * compiled to 533 instructions, a quarter of the forward kernel's warp samples
- * (bench/RESULTS.md, fourteenth session). */
+ * (bench/RESULTS.md, fourteenth session). Shapes without whole passes
+ * (pa_tile_full_shape::ok = 0: hd 96, 192, 256 at 128 threads) keep the general loop. */
 template <int ROWS, int D, int NT>
 struct pa_tile_full_shape {
   enum {
