@@ -115,9 +115,8 @@ struct pa_ampere_frag {
       const T *v_t = v_g + (int64_t)tile * block_k * p.v.stride_s;
       /* A whole tile (every row inside the sequence, head dims = the bucket) takes the
        * copies without bounds tests (pa_tile_load_full); a tile-uniform branch. */
-      if (pa_tile_full_shape<block_k, D, threads>::ok && rows >= block_k && p.head_dim == D &&
-          p.head_dim_v == D) {
-        if constexpr (pa_tile_full_shape<block_k, D, threads>::ok) {
+      if constexpr (pa_tile_full_shape<block_k, D, threads>::ok) {
+        if (rows >= block_k && p.head_dim == D && p.head_dim_v == D) {
           pa_tile_load_full<block_k, D, threads>(s_k, k_t, p.k.stride_s, (unsigned)ltid);
           pa_cp_async_commit();
           pa_tile_load_full<block_k, D, threads>(s_k + cfg::kv_tile_bytes, v_t, p.v.stride_s,

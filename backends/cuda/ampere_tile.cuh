@@ -33,6 +33,12 @@ struct pa_tile_layout {
     const int phys = (chunks % 8 == 0) ? (chunk ^ (row & 7)) : (chunk ^ ((row >> 1) & 3));
     return (uint32_t)((row * chunks + phys) * 16);
   }
+  /* The same swizzle within the row, in bytes, for a caller that keeps the row pitch
+   * (decode_mma.cuh's rings). (offset() keeps its own spelling: written through this,
+   * ptxas 13.0 scheduled two kernels differently.) */
+  __device__ __forceinline__ static int chunk_bytes(int row, int chunk) {
+    return ((chunks % 8 == 0) ? (chunk ^ (row & 7)) : (chunk ^ ((row >> 1) & 3))) * 16;
+  }
 };
 
 /* Copy rows [0, ROWS) x columns [0, D) of a global [rows x cols] matrix (row r at

@@ -68,6 +68,7 @@
 
 #include "ampere_mma.cuh"
 #include "ampere_softmax.cuh"
+#include "ampere_tile.cuh" /* pa_tile_layout: the K/V ring's swizzle */
 #include "pdl.cuh"
 
 constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
@@ -87,7 +88,7 @@ __host__ __device__ constexpr int mma_warps_max(int v) { return v & kVarK16 ? 2 
  * consecutive rows by four banks, so ldmatrix's eight rows hit distinct banks. */
 __host__ __device__ constexpr int mma_pitch(int db) { return db * 2 + kRowPad; }
 /* Bytes of one K or V row in a warp's ring: unpadded, the 16-byte chunks of row r
- * XOR-swizzled by r & 7 (as ampere_tile.cuh), so ldmatrix's eight rows still hit
+ * XOR-swizzled by r & 7 (ampere_tile.cuh's pa_tile_layout), so ldmatrix's eight rows hit
  * distinct banks and every 128-byte line of shared memory holds one 128-byte line of
  * the global row. With padded rows (the sixth to thirteenth sessions) a warp's copy of
  * two rows straddled lines, and the copies asked L2 for 1.5x the sectors they needed
@@ -241,7 +242,9 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   constexpr int kPitch = mma_pitch(DB);       /* staged Q */
   constexpr int kKvPitch = mma_kv_pitch(DB);  /* K and V rings (swizzled) */
   constexpr int kChunks = DB / 8;   /* 16-byte chunks per row */
-  static_assert(kChunks % 8 == 0, "the ring's swizzle permutes 8 chunks (128 bytes)");
+  typedef pa_tile_layout<DB> kv_layout; /* the rings' rows: kKvPitch bytes, swizzled */
+  static_assert(kChunks % 8 == 0 && kv_layout::chunks * 16 == kKvPitch,
+                "the ring's swizzle permutes 8 chunks (128 bytes) of unpadded rows");
   extern __shared__ __align__(16) char smem_raw[];
   char *const smem = smem_raw + ((kMmaSmemAlign - (pa_smem_addr(smem_raw) & (kMmaSmemAlign - 1))) &
                                  (kMmaSmemAlign - 1));
@@ -271,7 +274,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   auto v_tile = [&](int slot) { return ring + (size_t)(2 * slot + 1) * kTileBytesKV; };
   /* Shared address of 16-byte chunk c of row r of a K or V tile at `tile`. */
   auto chunk_addr = [&](const char *tile, int r, int c) -> uint32_t {
-    return pa_smem_addr(tile + r * kKvPitch + ((c ^ (r & 7)) * 16));
+    return pa_smem_addr(tile + r * kKvPitch + kv_layout::chunk_bytes(r, c));
   };
 
   /* Copy tile n's K and V rows into `slot`; rows past k_end and columns past D (Dv)
@@ -295,7 +298,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
 #pragma unroll
         for (int m = 0; m < kKeys / kRowStep; ++m) {
           const int r = lrow + m * kRowStep;
-          const uint32_t off = r * kKvPitch + ((lch ^ (r & 7)) * 16);
+          const uint32_t off = r * kKvPitch + kv_layout::chunk_bytes(r, lch);
           pa_cp_async_16_full(ks + off, kg + m * kRowStep * kp);
           pa_cp_async_16_full(vs + off, vg + m * kRowStep * vp);
         }
@@ -308,7 +311,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     for (int idx = lane; idx < kKeys * kChunks; idx += kWarpSize) {
       const int j = idx / kChunks, ch = idx - j * kChunks;
       const bool kin = j < nk && ch * 8 < D, vin = j < nk && ch * 8 < Dv;
-      const uint32_t off = j * kKvPitch + ((ch ^ (j & 7)) * 16);
+      const uint32_t off = j * kKvPitch + kv_layout::chunk_bytes(j, ch);
       pa_cp_async_16(ks + off, kin ? kg + j * kp + ch * 16 : kg, kin ? 16 : 0);
       pa_cp_async_16(vs + off, vin ? vg + j * vp + ch * 16 : vg, vin ? 16 : 0);
     }

@@ -34,5 +34,5 @@ grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG"/memcheck-ampere.log "$LOG"/rac
 grep -vE "^#" "$LOG/torch.log" | grep -E "^ *(bf16|fp16)|D=|TFLOP" | head -60
 cp "$LOG/torch-ampere.jsonl" /tmp/keep.jsonl 2>/dev/null
 pa_gpu_pack_logs
-cp /tmp/keep.jsonl "$LOG/" 2>/dev/null; cp /tmp/keep.jsonl "$LOG/torch-ampere.jsonl" 2>/dev/null
+cp /tmp/keep.jsonl "$LOG/torch-ampere.jsonl" 2>/dev/null
 pa_gpu_finish

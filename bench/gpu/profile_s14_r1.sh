@@ -35,4 +35,7 @@ gzip -f "$LOG"/*.csv
 for f in ampere-ncu fa2-ncu decode-ours decode-cudnn decode-flash; do
   echo "== $f"; grep -E "^  [a-zA-Z_].*\(|Duration  |DRAM Throughput|Registers Per|Grid Size|Block Size|Dynamic Shared|Executed Instructions  |Issue Slots Busy|Warp Cycles Per Issued|Eligible Warps|Achieved Occupancy" "$LOG/$f.log" | cut -c1-150
 done
+# (R1 as run left this out and the `run` tool dropped four files for their count:
+# the FA2 source page among them)
+pa_gpu_pack_logs
 pa_gpu_finish
