@@ -84,13 +84,17 @@ __device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF
  * caller then adds P.V to the accumulator.) A row still at m = -inf uses the
  * reference 0 (pa_softmax_ref), so its p are exp2(-inf) = 0, never NaN. */
 /* EXP16: the exponentials in pairs by F::exp2_pair (two in one instruction at fp16
- * precision; ampere_softmax.cuh says when that is exact enough). */
-template <typename F, bool EXP16 = false>
+ * precision; ampere_softmax.cuh says when that is exact enough).
+ * LOG2_GAIN: s becomes 2^LOG2_GAIN * p instead (the factor inside the exponent, no
+ * multiply) and l sums those; the caller divides l by the gain before step 4 (the FP8
+ * kernel's P offset). */
+template <typename F, bool EXP16 = false, int LOG2_GAIN = 0>
 __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)[F::rows],
                                                            typename F::frag &s, float xscale) {
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
-    const float ref = pa_softmax_ref(&row[r]) * xscale;
+    float ref = pa_softmax_ref(&row[r]) * xscale;
+    if constexpr (LOG2_GAIN != 0) ref -= (float)LOG2_GAIN;
     float sum = 0.0f;
 #pragma unroll
     for (int k = 0; k < F::elems / 2; ++k) {

@@ -4,7 +4,8 @@
  * One block computes 128 query rows of one (batch entry, query head) with 384
  * threads, as fwd_hopper.cu's two-consumer shape:
  *   warpgroup 0, the producer: thread 0 issues TMA copies of the Q tile and, one key
- *     tile ahead, of K and V (128 keys each) into a 2-stage ring; then all 128 threads
+ *     tile ahead, of K and V (BK keys each: 128, or 192 in the defaults) into a 2-stage
+ *     ring; then all 128 threads
  *     transpose the tile's V (keys x dims, as stored) into V^T (dims x keys) in shared
  *     memory, because an 8-bit wgmma takes both operands K-major (no imm-trans for
  *     e4m3): for O += P.V the reduction runs over keys, so B = V^T must hold a dim's
@@ -12,7 +13,7 @@
  *     (pa_fp8_key_of_pos below) so that P's fp8 A fragment is the S accumulator's
  *     registers packed in place, with no shuffles (FlashAttention-3 permutes P across
  *     lanes instead).
- *   two consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma m64n128k32 .e4m3
+ *   two consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma m64nBKk32 .e4m3
  *     (both operands in shared memory), the masks and the online softmax of
  *     common/softmax.h on the accumulator (the Ampere/Hopper fragment code), P scaled
  *     by 2^8 and rounded to e4m3 (FlashAttention-3's offset: P <= 256 uses e4m3's
@@ -22,7 +23,8 @@
  *
  * Shared-memory tiles (TMA, swizzled): Q, K, V rows of D bytes with the 128-byte
  * swizzle at hd128 and the 64-byte one at hd64 (a row is then 64 bytes); V^T rows of
- * 128 bytes (the 128 keys of a dim), 128-byte swizzle. Both swizzles are
+ * 128 bytes (the 128 keys of a dim), 128-byte swizzle, at BK 128, or three blocks of
+ * 64-byte rows (64 keys), 64-byte swizzle, at BK 192. Both swizzles are
  * Swizzle<b,4,3>: byte offset x of a 1024-aligned tile lives at
  * x ^ (((x >> 7) & (SW / 16 - 1)) << 4).
  *
@@ -80,6 +82,15 @@ __device__ __forceinline__ void pa_wgmma_fp8_ss<128>(float (&d)[16][4], uint64_t
 }
 
 template <>
+__device__ __forceinline__ void pa_wgmma_fp8_ss<192>(float (&d)[24][4], uint64_t a, uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n192k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95}, %96, %97, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]), "+f"(d[16][3]), "+f"(d[17][0]), "+f"(d[17][1]), "+f"(d[17][2]), "+f"(d[17][3]), "+f"(d[18][0]), "+f"(d[18][1]), "+f"(d[18][2]), "+f"(d[18][3]), "+f"(d[19][0]), "+f"(d[19][1]), "+f"(d[19][2]), "+f"(d[19][3]), "+f"(d[20][0]), "+f"(d[20][1]), "+f"(d[20][2]), "+f"(d[20][3]), "+f"(d[21][0]), "+f"(d[21][1]), "+f"(d[21][2]), "+f"(d[21][3]), "+f"(d[22][0]), "+f"(d[22][1]), "+f"(d[22][2]), "+f"(d[22][3]), "+f"(d[23][0]), "+f"(d[23][1]), "+f"(d[23][2]), "+f"(d[23][3])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+
+template <>
 __device__ __forceinline__ void pa_wgmma_fp8_rs<64>(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
@@ -129,12 +140,15 @@ __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
  *   [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
 
 /* The shape of one instantiation (head dim D, 8-bit elements). */
-template <int D, int STAGES = 2>
+template <int D, int STAGES = 2, int BK = 128>
 struct pa_fp8_cfg {
   enum {
     consumers = 2,
     block_q = 128,
-    block_k = 128,
+    block_k = BK, /* keys per tile: 128, or 192 ("-k192") */
+    /* V^T: blocks of vt_sw keys (bytes) per dim row, swizzled by as much: one block of
+     * 128 at BK 128, three of 64 at BK 192 */
+    vt_sw = BK % 128 == 0 ? 128 : 64,
     threads = 384,
     stages = STAGES, /* K/V/V^T ring depth: 2, or 3 ("-s3") */
     sw = D >= 128 ? 128 : 64, /* swizzle of the Q, K, V tiles: their rows are D bytes */
@@ -148,6 +162,7 @@ struct pa_fp8_cfg {
   static constexpr int stage_bytes = 3 * kv_bytes;
   static constexpr int smem_bytes = 1024 + q_bytes + stages * stage_bytes;
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
+  static_assert(BK == 128 || BK == 192, "key tiles of 128 or 192");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
   static_assert(producer_regs * 128 + consumer_regs * 256 <= 65536 - 1024, "register file");
 };
@@ -171,9 +186,20 @@ struct pa_fp8_cfg {
  *               tile's row sums in f16x2 (at most 16 terms <= 256 per half), added to l
  *               in float32. Per element ~3.5 instructions instead of ~5.5 (E16 alone
  *               adds the f16 packing and unpacking to the float32 path).
+ *   PA_FP8_GAIN P's 2^8 inside the exponent: step 3 computes 2^(x xscale - m xscale + 8)
+ *               and l sums those (divided by 2^8 before step 4), so the pack has no
+ *               multiply (64 FMUL per warp and 128-key tile fewer).
+ *   PA_FP8_SKIP O's rescale skipped when no row of the warp moved its maximum (one
+ *               vote; alpha is then exactly 1, the result unchanged).
+ *   PA_FP8_K192 key tiles of 192 (S is 96 registers): the per-tile costs (waits,
+ *               barriers, the row reductions' shuffles, O's rescale) over 1.5x the keys;
+ *               V^T in three 64-key blocks with the 64-byte swizzle.
+ *   PA_FP8_TREE the row maxima as balanced trees (frag_softmax.cuh TREE): a chain of
+ *               log2 depth before the exponentials instead of one of S_TILES
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
-       PA_FP8_E16 = 8, PA_FP8_F16 = 16 };
+       PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
+       PA_FP8_K192 = 128, PA_FP8_TREE = 256 };
 
 enum {
   PA_FP8_MAX_STAGES = 3,
@@ -201,28 +227,35 @@ __device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d)
   return pa_fp8x2(a, b) | (pa_fp8x2(c, d) << 16);
 }
 
-/* Transpose one 128-key V tile (src: keys x D bytes, swizzle SW) into V^T (dst: D rows
- * x 128 keys, 128-byte swizzle, keys permuted per 16-key group as above). Thread
- * `tid` of the producer's 128 takes keys 16m..16m+15 x dims 16q + 8h .. +7: 16 8-byte
- * loads, 16 4x4 byte transposes, 8 16-byte stores. The assignment
- * q = tid % NQ, h = (tid / NQ) % 2, m = (q + tid / (2 NQ)) % 8 makes the loads of a
- * half-warp and the stores of a quarter-warp hit distinct banks at hd128. */
-template <int D, int SW>
-__device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, int tid) {
-  enum { NQ = D / 16 };
-  if (tid >= NQ * 16) return;
-  const int q = tid % NQ, k = tid / NQ, h = k % 2, m = (q + k / 2) % 8;
-  const int d0 = 16 * q + 8 * h; /* first of the 8 dims */
-  uint32_t w[16][2];             /* key j: dims d0..d0+3, d0+4..d0+7 */
+/* Transpose one BK-key V tile (src: keys x D bytes, the D-byte swizzle) into V^T (dst: D
+ * rows of BK keys, in blocks of VSW keys per row with the VSW-byte swizzle, keys
+ * permuted per 16-key group as above). Task u (< BK / 16 x D / 8) takes keys
+ * 16m..16m+15 x dims 16q + 8h .. +7: 16 8-byte loads, 16 4x4 byte transposes, 8
+ * 16-byte stores. The assignment q = u % NQ, h = (u / NQ) % 2, m = (q + u / (2 NQ)) % G
+ * makes the loads of a half-warp and the stores of a quarter-warp hit distinct banks
+ * at hd128, BK 128.
+ * The swizzled offsets are reduced by hand (fifteenth session: the general formula per
+ * address made 247 instructions per task, 88 of them loads, stores and permutes): the
+ * 16-byte chunk of source row r is XORed by r & 7 (D 128) or (r >> 1) & 3 (D 64), so
+ * row 16m + j's pattern depends on j alone; V^T dim d's (d0 a multiple of 8) on
+ * d - d0 alone. Each address is one base register, an immediate and one XOR. */
+template <int D, int BK, int VSW>
+__device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, int u) {
+  enum { NQ = D / 16, G = BK / 16, GPB = VSW / 16 };
+  const int q = u % NQ, k = u / NQ, h = k % 2, m = (q + k / 2) % G;
+  const uint32_t lbase = src + (uint32_t)(m * 16 * D + 8 * h);
+  uint32_t w[16][2]; /* key j: dims d0..d0+3, d0+4..d0+7 (d0 = 16q + 8h) */
 #pragma unroll
   for (int j = 0; j < 16; ++j) {
-    const uint32_t a = src + pa_swz<SW>((uint32_t)((16 * m + j) * D + d0));
+    const int pat = D == 128 ? (j & 7) : ((j >> 1) & 3);
+    const uint32_t a = lbase + (uint32_t)(j * D) + (uint32_t)((q ^ pat) << 4);
     asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(w[j][0]), "=r"(w[j][1]) : "r"(a));
   }
+  const int mb = m / GPB, mc = m % GPB; /* V^T block and 16-key chunk of this key group */
+  const uint32_t sbase = dst + (uint32_t)(mb * D * VSW + (16 * q + 8 * h) * VSW);
 #pragma unroll
   for (int c = 0; c < 2; ++c) {
-    /* T[Q][i]: keys 4Q..4Q+3 of dim d0 + 4c + i */
-    uint32_t T[4][4];
+    uint32_t T[4][4]; /* T[Q][i]: keys 4Q..4Q+3 of dim d0 + 4c + i */
 #pragma unroll
     for (int Q = 0; Q < 4; ++Q) {
       const uint32_t w0 = w[4 * Q][c], w1 = w[4 * Q + 1][c], w2 = w[4 * Q + 2][c],
@@ -239,8 +272,8 @@ __device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, i
       const uint32_t L0 = T[0][i], L1 = T[1][i], H0 = T[2][i], H1 = T[3][i];
       const uint32_t o0 = __byte_perm(L0, H0, 0x5410), o1 = __byte_perm(L0, H0, 0x7632);
       const uint32_t o2 = __byte_perm(L1, H1, 0x5410), o3 = __byte_perm(L1, H1, 0x7632);
-      const int d = d0 + 4 * c + i;
-      const uint32_t a = dst + pa_swz<128>((uint32_t)(d * 128 + 16 * m));
+      const int e = 4 * c + i, spat = VSW == 128 ? e : (e >> 1) & 3;
+      const uint32_t a = sbase + (uint32_t)(e * VSW) + (uint32_t)((mc ^ spat) << 4);
       asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(o0), "r"(o1),
                    "r"(o2), "r"(o3)
                    : "memory");
@@ -251,12 +284,16 @@ __device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, i
 template <int D, int V>
 __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_constant__ pa_fp8_args a) {
 #if PA_HOPPER_ARCH_OK
-  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2> cfg;
+  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2, V & PA_FP8_K192 ? 192 : 128> cfg;
   enum {
+    VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
     PINGPONG = (V & PA_FP8_SCHED) == PA_FP8_PINGPONG,
     EXP16 = (V & PA_FP8_E16) != 0,
     FUSED = (V & PA_FP8_F16) != 0,
+    GAIN = (V & PA_FP8_GAIN) != 0 && !FUSED && !EXP16,
+    SKIP = (V & PA_FP8_SKIP) != 0,
+    TREE = (V & PA_FP8_TREE) != 0,
     BQ = cfg::block_q,
     BK = cfg::block_k,
     SW = cfg::sw,
@@ -323,7 +360,8 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
       if (tid == 0 && it + 1 < tiles) issue(it + 1);
       pa_mbar_wait(bar(PA_FP8_MBAR_V_FULL + s), ph);
       pa_mbar_wait(bar(PA_FP8_MBAR_VT_EMPTY + s), ph ^ 1);
-      pa_fp8_transpose_v<D, SW>(s_v(s), s_vt(s), tid);
+      for (int u = tid; u < BK / 16 * (D / 8); u += 128)
+        pa_fp8_transpose_v<D, BK, VSW>(s_v(s), s_vt(s), u);
       pa_fence_proxy_async(); /* the st.shared above, visible to wgmma */
       __syncwarp();
       if ((tid & 31) == 0) pa_mbar_arrive(bar(PA_FP8_MBAR_VT_FULL + s));
@@ -370,7 +408,8 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < PV_STEPS; ++kk)
-      pa_wgmma_fp8_rs<D>(o, pf[kk], pa_fp8_desc<128>(s_vt(s) + 32 * kk), 1);
+      pa_wgmma_fp8_rs<D>(o, pf[kk],
+                         pa_fp8_desc<VSW>(s_vt(s) + (32 * kk / VSW) * (D * VSW) + 32 * kk % VSW), 1);
     pa_wgmma_commit();
   };
   /* Scores, masks and softmax steps 1-3 (O's rescale by alpha is the caller's). */
@@ -385,12 +424,13 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
     pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, false, k0,
                             c.i0 + row0 + (lane >> 2), t);
-    pa_frag_softmax_update_max<S_TILES>(sm, sacc, xscale, alpha);
+    pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
-    if (!FUSED) pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
+    if (!FUSED) pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
+    if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) return;
 #pragma unroll
     for (int d = 0; d < O_TILES; ++d) {
       o[d][0] *= alpha[0];
@@ -437,7 +477,7 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
       accumulate_pack_f16(sacc, pf);
       return;
     }
-    const float f = 256.0f;
+    const float f = GAIN ? 1.0f : 256.0f; /* GAIN: sacc already holds 2^8 p */
 #pragma unroll
     for (int kk = 0; kk < PV_STEPS; ++kk) {
       const float(&c0)[4] = sacc[4 * kk], (&c1)[4] = sacc[4 * kk + 1];
@@ -528,6 +568,7 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
   }
 
   /* Step 4: normalise (and undo the 2^8 of P, apply v's descale); bf16 out, LSE. */
+  if (GAIN) sm[0].l *= 1.0f / 256.0f, sm[1].l *= 1.0f / 256.0f; /* l summed 2^8 p */
   float lse[2];
   pa_frag_softmax_normalise(sm, xscale, o, lse);
   const float post = v_descale * (1.0f / 256.0f);
@@ -576,12 +617,12 @@ bool pa_fp8_map(CUtensorMap *m, const pa_view *v, const pa_problem *p, int64_t r
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-bool pa_fp8_maps(pa_fp8_args *a, const pa_problem *p) {
+bool pa_fp8_maps(pa_fp8_args *a, const pa_problem *p, int block_k) {
   const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
   const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
   return pa_fp8_map(&a->tq, &p->q, p, rows_q, p->heads_q, 128) &&
-         pa_fp8_map(&a->tk, &p->k, p, rows_k, p->heads_kv, 128) &&
-         pa_fp8_map(&a->tv, &p->v, p, rows_k, p->heads_kv, 128);
+         pa_fp8_map(&a->tk, &p->k, p, rows_k, p->heads_kv, block_k) &&
+         pa_fp8_map(&a->tv, &p->v, p, rows_k, p->heads_kv, block_k);
 }
 
 template <int D, int V>
@@ -592,11 +633,11 @@ std::atomic<unsigned long long> &pa_fp8_opted() {
 
 template <int D, int V>
 cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
-  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2> cfg;
+  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2, V & PA_FP8_K192 ? 192 : 128> cfg;
   pa_fp8_args args;
   memset(&args, 0, sizeof args);
   args.p = *p;
-  if (!pa_fp8_maps(&args, p)) return cudaErrorInvalidValue;
+  if (!pa_fp8_maps(&args, p, cfg::block_k)) return cudaErrorInvalidValue;
   const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
@@ -626,17 +667,29 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pingpong-s3-e16", PA_FP8_PINGPONG | PA_FP8_S3 | PA_FP8_E16) \
   X("serial-f16", PA_FP8_SERIAL | PA_FP8_F16)   \
   X("pipe-f16", PA_FP8_PIPE | PA_FP8_F16)       \
-  X("pingpong-f16", PA_FP8_PINGPONG | PA_FP8_F16)
+  X("pingpong-f16", PA_FP8_PINGPONG | PA_FP8_F16) \
+  X("pipe-gs", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP) \
+  X("pingpong-gs", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP) \
+  X("serial-gs-k192", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
+  X("pipe-gs-k192", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
+  X("pingpong-gs-k192", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
+  X("pipe-gs-k192-t", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE) \
+  X("pingpong-gs-k192-t", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE)
 
-/* The default: serial, the fastest variant that passed the whole test_fp8 suite on the
- * H200 in this form (bench/RESULTS.md, issue 9; fp8 S8192 TFLOP/s, attn_speed: hd128
- * serial 677 (R1) / 679 (R2), hd64 416 (R1)). pipe in this form measured 727 / 447 in
- * R1 and was bit-identical to serial there, but ran the suite only in R2's form (its
- * next P packed before the wait, 643 / 368: slower); -e16 and -f16 were slower in
- * every pairing. Changing the default needs pipe's suite run on the GPU first. */
-enum { PA_FP8_DEFAULT = PA_FP8_SERIAL };
+/* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): 192-key
+ * tiles, the pipelined schedule (with the pingpong turns at hd128), P's 2^8 in the
+ * exponent, O's rescale skipped where no maximum moved, tree row maxima. Same process
+ * as SDPA at S8192 (TFLOP/s, R3, the hand-reduced transposer in every variant but
+ * serial): hd128 773.5 against serial's 657.8 (causal 702.2 / 599.3), hd64 479.6
+ * against 401.4 (causal 437.7 / 379.0). Each passed test_fp8 (outputs within DESIGN's
+ * rule; LSE as decision 78) and memcheck, racecheck and synccheck on the H200. */
+enum {
+  PA_FP8_DEFAULT_D128 = PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE,
+  PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE
+};
 
-int pa_fp8_variant() {
+/* The variant for head dim d: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default. */
+int pa_fp8_variant(int d) {
   struct named {
     const char *name;
     int v;
@@ -647,17 +700,18 @@ int pa_fp8_variant() {
   if (const char *env = getenv("POLYATTN_CUDA_FP8_VARIANT"))
     for (const named &x : variants)
       if (!strcmp(env, x.name)) return x.v;
-  return PA_FP8_DEFAULT;
+  return d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128;
 }
 
 template <int D>
 cudaError_t pa_fp8_run(const pa_problem *p, cudaStream_t stream) {
-  switch (pa_fp8_variant()) {
+  switch (pa_fp8_variant(D)) {
 #define PA_FP8_CASE(name, v) \
   case (v): return pa_fp8_launch<D, (v)>(p, stream);
     PA_FP8_VARIANT_LIST(PA_FP8_CASE)
 #undef PA_FP8_CASE
-  default: return pa_fp8_launch<D, PA_FP8_DEFAULT>(p, stream);
+  default: /* not reached: pa_fp8_variant returns a listed variant */
+    return pa_fp8_launch<D, D == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128>(p, stream);
   }
 }
 
@@ -698,15 +752,19 @@ int pa_cuda_hopper_fp8_supports(const pa_problem *p, const pa_cuda_device *dev, 
   if (p->o.stride_s % 2 || p->o.stride_h % 2 || p->o.stride_b % 2 || p->o.offset % 4)
     PA_NO("the hopper-fp8 kernel stores out in 4-byte pairs: out's offset must be a multiple of "
           "4 bytes and its strides even");
-  const bool s3 = (pa_fp8_variant() & PA_FP8_S3) != 0;
-  const int smem = p->head_dim == 64 ? (s3 ? pa_fp8_cfg<64, 3>::smem_bytes : pa_fp8_cfg<64>::smem_bytes)
-                                     : (s3 ? pa_fp8_cfg<128, 3>::smem_bytes : pa_fp8_cfg<128>::smem_bytes);
+  const int var = pa_fp8_variant(p->head_dim);
+  const bool s3 = (var & PA_FP8_S3) != 0, k192 = (var & PA_FP8_K192) != 0;
+  const int smem = p->head_dim == 64
+                       ? (s3 ? pa_fp8_cfg<64, 3>::smem_bytes
+                             : k192 ? pa_fp8_cfg<64, 2, 192>::smem_bytes : pa_fp8_cfg<64>::smem_bytes)
+                       : (s3 ? pa_fp8_cfg<128, 3>::smem_bytes
+                             : k192 ? pa_fp8_cfg<128, 2, 192>::smem_bytes : pa_fp8_cfg<128>::smem_bytes);
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the hopper-fp8 kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
   if (p->q.ptr && p->k.ptr && p->v.ptr) {
     pa_fp8_args a;
-    if (!pa_fp8_maps(&a, p))
+    if (!pa_fp8_maps(&a, p, k192 ? 192 : 128))
       PA_NO("the hopper-fp8 kernel could not describe q/k/v to the tensor-memory accelerator "
             "(cuTensorMapEncodeTiled refused the strides, or the driver lacks it)");
   }

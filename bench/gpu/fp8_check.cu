@@ -4,8 +4,9 @@
  *   1. TMA loads of fp8 Q [128 x D], K, V [128 x D] with the kernel's maps (64- or
  *      128-byte swizzle): the raw shared-memory image of V against pa_swz;
  *   2. S = Q[0:64] . K^T by wgmma m64n128k32 .e4m3 (SS): against a double product;
- *   3. V^T by pa_fp8_transpose_v (all 128 threads): every byte against the permuted
- *      transpose it should be;
+ *   3. V^T by pa_fp8_transpose_v (D / 8 x 8 tasks, one
+ *      per thread) at 128-key tiles: every byte against the permuted transpose it
+ *      should be;
  *   4. O = P . V by wgmma m64nDk32 (RS) with P packed from an accumulator-shaped
  *      array exactly as the kernel's pack_p (no 2^8): against a double product.
  * Prints the errors; exit 1 if any check fails, 2 on a CUDA error, 77 without sm_90.
@@ -72,7 +73,7 @@ __global__ void __launch_bounds__(128, 1)
     sg[(r0 + 8) * 128 + col + 1] = s[i][3];
   }
 
-  pa_fp8_transpose_v<D, SW>(s_v, s_vt, tid); /* 3. V^T */
+  if (tid < 8 * (D / 8)) pa_fp8_transpose_v<D, 128, 128>(s_v, s_vt, tid); /* 3. V^T */
   pa_fence_proxy_async();
   __syncthreads();
   for (int i = tid; i < KV; i += 128) vt[i] = base[3 * KV + i];
