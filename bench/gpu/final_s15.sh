@@ -24,7 +24,7 @@ AS="attn_speed --backend cuda --warm 0.3 --iters 40"
 step speed-d128 60 $AS --dtype fp8 --batch 2 --heads 16 --dim 128 --seq 8192 - POLYATTN_CUDA_FP8_VARIANT=serial -
 step speed-d64 60 $AS --dtype fp8 --batch 2 --heads 32 --dim 64 --seq 8192 - POLYATTN_CUDA_FP8_VARIANT=serial -
 for f in speed-d128 speed-d64; do echo "== $f"; grep -E "^(POLYATTN|-)" "$LOG/$f.log" | cut -c1-130; done | tee -a "$SUMMARY"
-step torch 300 python3 bench/fp8_torch.py --dims 128,64 --seqlens 2048,8192,16384 --causal both --variants -,serial
+step torch 300 python3 bench/fp8_torch.py --dims 128,64 --seqlens 2048,8192,16384 --causal both --variants=-,serial
 grep -E "polyattn|sdpa-(flash|cudnn)" "$LOG/torch.log" | cut -c1-110 | tee -a "$SUMMARY"
 unset POLYATTN_CUDA_FP8
 export POLYATTN_TEST_BACKENDS=cuda

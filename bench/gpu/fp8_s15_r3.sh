@@ -3,6 +3,7 @@
 # transposer with hand-reduced offsets ("-v"), on the 192-key tiles of R1; fp8_check of
 # the new transposer; the candidates' test_fp8 and sanitizers; the FP8 rows beside
 # PyTorch (bench/fp8_torch.py: bf16 SDPA flash and cuDNN in the same process).
+# (After this round "-v" became every variant's transposer: R3's "-tv" names are today's "-t".)
 # Run: source .devkit/env; OUT=dir bash bench/gpu/fp8_s15_r3.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 chmod +x .devkit/bin/* 2>/dev/null
