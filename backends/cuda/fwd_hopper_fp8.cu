@@ -2,7 +2,8 @@
  * descale factors, out in bf16 (issue 9; decisions 77, 78).
  *
  * One block computes 128 query rows of one (batch entry, query head) with 384
- * threads, as fwd_hopper.cu's two-consumer shape:
+ * threads, as fwd_hopper.cu's two-consumer shape (or 192 rows with 512 threads and
+ * three consumers, "-wg3", the hd64 default):
  *   warpgroup 0, the producer: thread 0 issues TMA copies of the Q tile and, one key
  *     tile ahead, of K and V (BK keys each: 128, or 192 in the defaults) into a 2-stage
  *     ring; then all 128 threads
@@ -13,7 +14,7 @@
  *     (pa_fp8_key_of_pos below) so that P's fp8 A fragment is the S accumulator's
  *     registers packed in place, with no shuffles (FlashAttention-3 permutes P across
  *     lanes instead).
- *   two consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma m64nBKk32 .e4m3
+ *   two (or three) consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma m64nBKk32 .e4m3
  *     (both operands in shared memory), the masks and the online softmax of
  *     common/softmax.h on the accumulator (the Ampere/Hopper fragment code), P scaled
  *     by 2^8 and rounded to e4m3 (FlashAttention-3's offset: P <= 256 uses e4m3's
@@ -82,6 +83,15 @@ __device__ __forceinline__ void pa_wgmma_fp8_ss<128>(float (&d)[16][4], uint64_t
 }
 
 template <>
+__device__ __forceinline__ void pa_wgmma_fp8_ss<64>(float (&d)[8][4], uint64_t a, uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
+      : "l"(a), "l"(b), "r"(scale_d));
+}
+
+template <>
 __device__ __forceinline__ void pa_wgmma_fp8_ss<192>(float (&d)[24][4], uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n"
@@ -140,32 +150,39 @@ __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
  *   [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
 
 /* The shape of one instantiation (head dim D, 8-bit elements). */
-template <int D, int STAGES = 2, int BK = 128>
+template <int D, int STAGES = 2, int BK = 128, int NWG = 2>
 struct pa_fp8_cfg {
   enum {
-    consumers = 2,
-    block_q = 128,
-    block_k = BK, /* keys per tile: 128, or 192 ("-k192") */
+    consumers = NWG, /* consumer warpgroups of 64 query rows: 2, or 3 ("-wg3", hd64) */
+    block_q = 64 * NWG,
+    block_k = BK, /* keys per tile: 128, 192 ("-k192") or 64 ("-k64") */
     /* V^T: blocks of vt_sw keys (bytes) per dim row, swizzled by as much: one block of
      * 128 at BK 128, three of 64 at BK 192 */
     vt_sw = BK % 128 == 0 ? 128 : 64,
-    threads = 384,
+    threads = 128 * (NWG + 1),
     stages = STAGES, /* K/V/V^T ring depth: 2, or 3 ("-s3") */
     sw = D >= 128 ? 128 : 64, /* swizzle of the Q, K, V tiles: their rows are D bytes */
     /* setmaxnreg: 128 x 72 + 256 x 216 = 64512 = 384 x 168, the launch's allocation
-     * (the producer transposes V: 32 loaded words and 16 transposed ones live) */
+     * (the producer transposes V: 32 loaded words and 16 transposed ones live); with
+     * three consumers 128 x 72 + 384 x 144 = 64512 = 512 x 126 */
     producer_regs = 72,
-    consumer_regs = 216
+    consumer_regs = NWG == 3 ? 144 : 216
   };
   static constexpr int q_bytes = block_q * D, kv_bytes = block_k * D;
   /* [Q][K0][V0][Vt0][K1][V1][Vt1], 1024-byte aligned, + 1024 to align the start */
   static constexpr int stage_bytes = 3 * kv_bytes;
   static constexpr int smem_bytes = 1024 + q_bytes + stages * stage_bytes;
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
-  static_assert(BK == 128 || BK == 192, "key tiles of 128 or 192");
+  static_assert(BK == 64 || BK == 128 || BK == 192, "key tiles of 64, 128 or 192");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
-  static_assert(producer_regs * 128 + consumer_regs * 256 <= 65536 - 1024, "register file");
+  static_assert(NWG == 2 || (NWG == 3 && BK * D == 8192), "three consumers: hd64 x 128 keys, hd128 x 64");
+  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536 - 1024, "register file");
 };
+/* The shape of variant V (bits below) at head dim D. */
+template <int D, int V>
+using pa_fp8_cfg_of = pa_fp8_cfg<D, V & 4 /* PA_FP8_S3 */ ? 3 : 2,
+                                 V & 128 /* PA_FP8_K192 */ ? 192 : V & 1024 /* PA_FP8_K64 */ ? 64 : 128,
+                                 V & 512 /* PA_FP8_WG3 */ ? 3 : 2>;
 
 /* A variant (the kernel's template int V): the consumers' schedule in bits 0-1,
  *   serial    each product waited for: S, softmax, P.V, tile after tile;
@@ -196,10 +213,22 @@ struct pa_fp8_cfg {
  *               V^T in three 64-key blocks with the 64-byte swizzle.
  *   PA_FP8_TREE the row maxima as balanced trees (frag_softmax.cuh TREE): a chain of
  *               log2 depth before the exponentials instead of one of S_TILES
+ *   PA_FP8_WG3  three consumer warpgroups (192 query rows, 512 threads, 144 registers
+ *               per consumer thread; four warps per scheduler instead of three): hd64
+ *               with 128-key tiles or hd128 with 64-key tiles (the S and O
+ *               accumulators' registers), not with pingpong
+ *   PA_FP8_K64  key tiles of 64
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
-       PA_FP8_K192 = 128, PA_FP8_TREE = 256 };
+       PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024 };
+static_assert(PA_FP8_S3 == 4 && PA_FP8_K192 == 128 && PA_FP8_WG3 == 512 && PA_FP8_K64 == 1024,
+              "pa_fp8_cfg_of's bits");
+/* Whether variant v at head dim d keeps three consumers (else it runs with two). */
+constexpr bool pa_fp8_wg3_ok(int d, int v) {
+  return (v & PA_FP8_WG3) && !(v & PA_FP8_S3) &&
+         d * (v & PA_FP8_K192 ? 192 : v & PA_FP8_K64 ? 64 : 128) == 8192;
+}
 
 enum {
   PA_FP8_MAX_STAGES = 3,
@@ -282,9 +311,11 @@ __device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, i
 }
 
 template <int D, int V>
-__global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_constant__ pa_fp8_args a) {
+__global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
+    pa_hopper_fp8_kernel(const __grid_constant__ pa_fp8_args a) {
 #if PA_HOPPER_ARCH_OK
-  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2, V & PA_FP8_K192 ? 192 : 128> cfg;
+  typedef pa_fp8_cfg_of<D, V> cfg;
+  static_assert(!(V & PA_FP8_WG3) || (V & PA_FP8_SCHED) != PA_FP8_PINGPONG, "pingpong takes two consumers");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
@@ -327,8 +358,8 @@ __global__ void __launch_bounds__(384, 1) pa_hopper_fp8_kernel(const __grid_cons
       pa_mbar_init(bar(PA_FP8_MBAR_K_FULL + s), 1);
       pa_mbar_init(bar(PA_FP8_MBAR_V_FULL + s), 1);
       pa_mbar_init(bar(PA_FP8_MBAR_VT_FULL + s), 4);
-      pa_mbar_init(bar(PA_FP8_MBAR_K_EMPTY + s), 8);
-      pa_mbar_init(bar(PA_FP8_MBAR_VT_EMPTY + s), 8);
+      pa_mbar_init(bar(PA_FP8_MBAR_K_EMPTY + s), 4 * cfg::consumers);
+      pa_mbar_init(bar(PA_FP8_MBAR_VT_EMPTY + s), 4 * cfg::consumers);
     }
     pa_mbar_init_fence();
   }
@@ -617,10 +648,10 @@ bool pa_fp8_map(CUtensorMap *m, const pa_view *v, const pa_problem *p, int64_t r
             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
-bool pa_fp8_maps(pa_fp8_args *a, const pa_problem *p, int block_k) {
+bool pa_fp8_maps(pa_fp8_args *a, const pa_problem *p, int block_q, int block_k) {
   const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
   const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
-  return pa_fp8_map(&a->tq, &p->q, p, rows_q, p->heads_q, 128) &&
+  return pa_fp8_map(&a->tq, &p->q, p, rows_q, p->heads_q, block_q) &&
          pa_fp8_map(&a->tk, &p->k, p, rows_k, p->heads_kv, block_k) &&
          pa_fp8_map(&a->tv, &p->v, p, rows_k, p->heads_kv, block_k);
 }
@@ -633,11 +664,14 @@ std::atomic<unsigned long long> &pa_fp8_opted() {
 
 template <int D, int V>
 cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
-  typedef pa_fp8_cfg<D, V & PA_FP8_S3 ? 3 : 2, V & PA_FP8_K192 ? 192 : 128> cfg;
+  if constexpr ((V & PA_FP8_WG3) && !pa_fp8_wg3_ok(D, V)) { /* two consumers there */
+    return pa_fp8_launch<D, V & ~PA_FP8_WG3>(p, stream);
+  } else {
+  typedef pa_fp8_cfg_of<D, V> cfg;
   pa_fp8_args args;
   memset(&args, 0, sizeof args);
   args.p = *p;
-  if (!pa_fp8_maps(&args, p, cfg::block_k)) return cudaErrorInvalidValue;
+  if (!pa_fp8_maps(&args, p, cfg::block_q, cfg::block_k)) return cudaErrorInvalidValue;
   const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
@@ -652,6 +686,7 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
                   (unsigned)p->heads_q, (unsigned)p->batch);
   pa_hopper_fp8_kernel<D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
   return cudaGetLastError();
+  }
 }
 
 /* The compiled variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call). */
@@ -674,18 +709,23 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe-gs-k192", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
   X("pingpong-gs-k192", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
   X("pipe-gs-k192-t", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE) \
-  X("pingpong-gs-k192-t", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE)
+  X("pingpong-gs-k192-t", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE) \
+  X("pipe-gs-t-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3) \
+  X("pipe-gs-t-k64-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64 | PA_FP8_WG3) \
+  X("pipe-gs-t-k64", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64) \
+  X("serial-gs-t-wg3", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3)
 
-/* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): 192-key
- * tiles, the pipelined schedule (with the pingpong turns at hd128), P's 2^8 in the
- * exponent, O's rescale skipped where no maximum moved, tree row maxima. Same process
- * as SDPA at S8192 (TFLOP/s, R3, the hand-reduced transposer in every variant but
- * serial): hd128 773.5 against serial's 657.8 (causal 702.2 / 599.3), hd64 479.6
- * against 401.4 (causal 437.7 / 379.0). Each passed test_fp8 (outputs within DESIGN's
- * rule; LSE as decision 78) and memcheck, racecheck and synccheck on the H200. */
+/* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
+ * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum
+ * moved, tree row maxima; at hd128 192-key tiles with the pingpong turns, at hd64 three
+ * consumer warpgroups on 128-key tiles. Same process as SDPA at S8192 (TFLOP/s): hd128
+ * 779.9 against serial's 669.9 (causal 709.6 / 615.4); hd64 559.0 against the
+ * two-consumer pipe-gs-k192-t's 475.2 (serial 412.5; causal 484.2 / 434.7). Each passed
+ * test_fp8 (outputs within DESIGN's rule; LSE as decision 78) and memcheck, racecheck
+ * and synccheck on the H200. */
 enum {
   PA_FP8_DEFAULT_D128 = PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE,
-  PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE
+  PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3
 };
 
 /* The variant for head dim d: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default. */
@@ -753,18 +793,19 @@ int pa_cuda_hopper_fp8_supports(const pa_problem *p, const pa_cuda_device *dev, 
     PA_NO("the hopper-fp8 kernel stores out in 4-byte pairs: out's offset must be a multiple of "
           "4 bytes and its strides even");
   const int var = pa_fp8_variant(p->head_dim);
-  const bool s3 = (var & PA_FP8_S3) != 0, k192 = (var & PA_FP8_K192) != 0;
-  const int smem = p->head_dim == 64
-                       ? (s3 ? pa_fp8_cfg<64, 3>::smem_bytes
-                             : k192 ? pa_fp8_cfg<64, 2, 192>::smem_bytes : pa_fp8_cfg<64>::smem_bytes)
-                       : (s3 ? pa_fp8_cfg<128, 3>::smem_bytes
-                             : k192 ? pa_fp8_cfg<128, 2, 192>::smem_bytes : pa_fp8_cfg<128>::smem_bytes);
+  /* pa_fp8_cfg's shared memory, from the variant's bits */
+  const int d = p->head_dim, bk = var & PA_FP8_K192 ? 192 : var & PA_FP8_K64 ? 64 : 128;
+  const int nwg = pa_fp8_wg3_ok(d, var) ? 3 : 2, stages = var & PA_FP8_S3 ? 3 : 2;
+  const int smem = 1024 + 64 * nwg * d + stages * 3 * bk * d;
+  static_assert(pa_fp8_cfg<64, 2, 128, 3>::smem_bytes == 1024 + 64 * 3 * 64 + 2 * 3 * 128 * 64 &&
+                    pa_fp8_cfg<128, 3, 128>::smem_bytes == 1024 + 64 * 2 * 128 + 3 * 3 * 128 * 128,
+                "the smem formula above is pa_fp8_cfg's");
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the hopper-fp8 kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
   if (p->q.ptr && p->k.ptr && p->v.ptr) {
     pa_fp8_args a;
-    if (!pa_fp8_maps(&a, p, k192 ? 192 : 128))
+    if (!pa_fp8_maps(&a, p, 64 * nwg, bk))
       PA_NO("the hopper-fp8 kernel could not describe q/k/v to the tensor-memory accelerator "
             "(cuTensorMapEncodeTiled refused the strides, or the driver lacks it)");
   }
