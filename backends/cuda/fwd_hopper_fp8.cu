@@ -315,7 +315,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     pa_hopper_fp8_kernel(const __grid_constant__ pa_fp8_args a) {
 #if PA_HOPPER_ARCH_OK
   typedef pa_fp8_cfg_of<D, V> cfg;
-  static_assert(!(V & PA_FP8_WG3) || (V & PA_FP8_SCHED) != PA_FP8_PINGPONG, "pingpong takes two consumers");
+  static_assert(!(V & PA_FP8_WG3) || (V & PA_FP8_SCHED) != PA_FP8_PINGPONG,
+                "pingpong takes two consumers");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
@@ -667,25 +668,25 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   if constexpr ((V & PA_FP8_WG3) && !pa_fp8_wg3_ok(D, V)) { /* two consumers there */
     return pa_fp8_launch<D, V & ~PA_FP8_WG3>(p, stream);
   } else {
-  typedef pa_fp8_cfg_of<D, V> cfg;
-  pa_fp8_args args;
-  memset(&args, 0, sizeof args);
-  args.p = *p;
-  if (!pa_fp8_maps(&args, p, cfg::block_q, cfg::block_k)) return cudaErrorInvalidValue;
-  const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
-  int device = 0;
-  cudaError_t e = cudaGetDevice(&device);
-  if (e != cudaSuccess) return e;
-  const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_fp8_opted<D, V>().load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
+    typedef pa_fp8_cfg_of<D, V> cfg;
+    pa_fp8_args args;
+    memset(&args, 0, sizeof args);
+    args.p = *p;
+    if (!pa_fp8_maps(&args, p, cfg::block_q, cfg::block_k)) return cudaErrorInvalidValue;
+    const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
+    int device = 0;
+    cudaError_t e = cudaGetDevice(&device);
     if (e != cudaSuccess) return e;
-    pa_fp8_opted<D, V>().fetch_or(bit, std::memory_order_acq_rel);
-  }
-  const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
-                  (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_hopper_fp8_kernel<D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
-  return cudaGetLastError();
+    const unsigned long long bit = device < 64 ? 1ull << device : 0;
+    if (!bit || !(pa_fp8_opted<D, V>().load(std::memory_order_acquire) & bit)) {
+      e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
+      if (e != cudaSuccess) return e;
+      pa_fp8_opted<D, V>().fetch_or(bit, std::memory_order_acq_rel);
+    }
+    const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
+                    (unsigned)p->heads_q, (unsigned)p->batch);
+    pa_hopper_fp8_kernel<D, V><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(args);
+    return cudaGetLastError();
   }
 }
 
