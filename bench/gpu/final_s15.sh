@@ -11,9 +11,7 @@ pa_gpu_setup final_s15 test_fp8 attn_speed fp8_check test_forward test_cuda test
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$LOG/gpu.txt" 2>&1
 step fp8_check 30 fp8_check
 grep -E "^fp8_check D" "$LOG/fp8_check.log" | grep -v candidate | cut -c1-200 | tee -a "$SUMMARY"
-step test-fp8-default 60 env POLYATTN_CUDA_FP8_VARIANT= test_fp8 --verbose --jobs 8
-grep -hE "Synthesis" "$LOG/test-fp8-default.log" | tee -a "$SUMMARY"
-grep -hE "vs oracle" "$LOG/test-fp8-default.log" | sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' >"$LOG/oracle-lines.txt"
+pa_fp8_test ""
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 for tool in memcheck racecheck synccheck; do
   step "$tool" 120 env POLYATTN_TEST_CASES=d64_sq1_sk255_mqa,d128_causal_sq200_sk333_block,d128_varlen_causal_gqa_block,d64_b2_gqa_s300_block "$CS" --tool $tool test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'

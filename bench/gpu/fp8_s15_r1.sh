@@ -16,9 +16,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 export POLYATTN_CUDA_FP8=1
 V=POLYATTN_CUDA_FP8_VARIANT
 for v in serial pipe serial-gs pipe-gs pingpong-gs serial-k192 serial-gs-k192 pipe-gs-k192 pingpong-gs-k192; do
-  step "test-$v" 60 env $V=$v test_fp8 --verbose --jobs 8
-  grep -hE "vs oracle" "$LOG/test-$v.log" | sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' |
-    awk -v v="$v" '{print v": "$0}' >>"$LOG/oracle-lines.txt"
+  pa_fp8_test "$v"
 done
 AS="attn_speed --backend cuda --warm 0.3 --iters 40"
 ALL="$V=serial $V=pipe $V=pingpong $V=serial-g $V=serial-gs $V=pipe-g $V=pipe-gs $V=pingpong-gs $V=serial-k192 $V=serial-gs-k192 $V=pipe-gs-k192 $V=pingpong-gs-k192 $V=serial"

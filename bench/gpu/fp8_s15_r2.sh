@@ -36,11 +36,7 @@ step bf16-d64 60 $AS --dtype bf16 --batch 2 --heads 32 --dim 64 --seq 8192 - $H=
 for f in fp8-d128 fp8-d64 fp8-d128-causal bf16-d128 bf16-d128-s4k bf16-d128-causal bf16-d64; do
   echo "== $f"; grep -E "^(POLYATTN|-)" "$LOG/$f.log" | cut -c1-130
 done | tee -a "$SUMMARY"
-for v in pipe-gs-k192-pins; do
-  step "test-$v" 60 env $V=$v test_fp8 --verbose --jobs 8
-  grep -hE "vs oracle" "$LOG/test-$v.log" | sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' |
-    awk -v v="$v" '{print v": "$0}' >>"$LOG/oracle-lines.txt"
-done
+pa_fp8_test pipe-gs-k192-pins
 export POLYATTN_TEST_BACKENDS=cuda
 step sweep-bf16-pins 300 env $H=pingpong-rel-os-pins test_forward --verbose --jobs 8
 grep -hE "Synthesis" "$LOG/sweep-bf16-pins.log" | tee -a "$SUMMARY"

@@ -23,10 +23,7 @@ for f in fp8-d128 fp8-d64 fp8-d128-causal; do
   echo "== $f"; grep -E "^(POLYATTN|-)" "$LOG/$f.log" | cut -c1-130
 done | tee -a "$SUMMARY"
 for v in pipe-gs-k192-tv pingpong-gs-k192-tv pipe-gs-tv; do
-  step "test-$v" 60 env $V=$v test_fp8 --verbose --jobs 8
-  grep -hE "Synthesis" "$LOG/test-$v.log" | sed "s/^/$v: /" | tee -a "$SUMMARY"
-  grep -hE "vs oracle" "$LOG/test-$v.log" | sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' |
-    awk -v v="$v" '{print v": "$0}' >>"$LOG/oracle-lines.txt"
+  pa_fp8_test "$v"
 done
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 for v in pipe-gs-k192-tv pingpong-gs-k192-tv; do

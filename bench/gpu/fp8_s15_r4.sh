@@ -11,10 +11,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 export POLYATTN_CUDA_FP8=1
 V=POLYATTN_CUDA_FP8_VARIANT
 for v in pipe-gs-t-wg3 serial-gs-t-wg3; do
-  step "test-$v" 60 env $V=$v test_fp8 --verbose --jobs 8
-  grep -hE "Synthesis" "$LOG/test-$v.log" | sed "s/^/$v: /" | tee -a "$SUMMARY"
-  grep -hE "vs oracle" "$LOG/test-$v.log" | sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' |
-    awk -v v="$v" '{print v": "$0}' >>"$LOG/oracle-lines.txt"
+  pa_fp8_test "$v"
 done
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 for tool in memcheck racecheck synccheck; do

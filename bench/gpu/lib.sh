@@ -81,3 +81,16 @@ pa_gpu_pack_logs() {
   (cd "$LOG" && tar czf /tmp/logs.tgz . && find . -mindepth 1 ! -name SUMMARY.txt -delete &&
     mv /tmp/logs.tgz .)
 }
+
+# pa_fp8_test VARIANT: test_fp8 (the FP8 oracle cases) with POLYATTN_CUDA_FP8_VARIANT=
+# VARIANT ("" for the defaults) as step test-VARIANT; its synthesis line to $SUMMARY and
+# each case's oracle line, shortened and prefixed by the variant, to
+# $LOG/oracle-lines.txt (the FP8 rounds of the fifteenth session).
+pa_fp8_test() {
+  local v=$1 name=test-${1:-default}
+  step "$name" 60 env POLYATTN_CUDA_FP8_VARIANT="$v" test_fp8 --verbose --jobs 8
+  grep -hE "Synthesis" "$LOG/$name.log" | sed "s/^/${v:-default}: /" | tee -a "$SUMMARY"
+  grep -hE "vs oracle" "$LOG/$name.log" |
+    sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' |
+    awk -v v="${v:-default}" '{print v": "$0}' >>"$LOG/oracle-lines.txt"
+}
