@@ -135,7 +135,8 @@ __device__ __forceinline__ uint64_t pa_fp8_desc(uint32_t addr) {
          ((uint64_t)(((8 * SW) >> 4) & 0x3FFF) << 32) | ((SW == 128 ? 1ull : 2ull) << 62);
 }
 
-/* Byte offset x of a tile with the SW-byte swizzle, as stored. */
+/* Byte offset x of a tile with the SW-byte swizzle, as stored: the general formula,
+ * which pa_fp8_transpose_v reduces by hand and bench/gpu/fp8_check.cu checks against. */
 template <int SW>
 __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
   return x ^ (((x >> 7) & (SW / 16 - 1)) << 4);
@@ -148,6 +149,12 @@ __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
  * and V^T's byte p of a 16-key group holds that key. The transposer below writes
  * the 16 bytes of a dim's key group as the words
  *   [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
+
+/* Shared memory of a shape: [Q][K0][V0][Vt0][K1][V1][Vt1], 1024-byte aligned, + 1024
+ * to align the start (Q: 64 rows per consumer warpgroup; K, V, V^T: bk keys). */
+constexpr int pa_fp8_smem_bytes(int d, int stages, int bk, int nwg) {
+  return 1024 + 64 * nwg * d + stages * 3 * bk * d;
+}
 
 /* The shape of one instantiation (head dim D, 8-bit elements). */
 template <int D, int STAGES = 2, int BK = 128, int NWG = 2>
@@ -169,20 +176,15 @@ struct pa_fp8_cfg {
     consumer_regs = NWG == 3 ? 144 : 216
   };
   static constexpr int q_bytes = block_q * D, kv_bytes = block_k * D;
-  /* [Q][K0][V0][Vt0][K1][V1][Vt1], 1024-byte aligned, + 1024 to align the start */
   static constexpr int stage_bytes = 3 * kv_bytes;
-  static constexpr int smem_bytes = 1024 + q_bytes + stages * stage_bytes;
+  static constexpr int smem_bytes = pa_fp8_smem_bytes(D, STAGES, BK, NWG);
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static_assert(BK == 64 || BK == 128 || BK == 192, "key tiles of 64, 128 or 192");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && BK * D == 8192), "three consumers: hd64 x 128 keys, hd128 x 64");
   static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536 - 1024, "register file");
 };
-/* The shape of variant V (bits below) at head dim D. */
-template <int D, int V>
-using pa_fp8_cfg_of = pa_fp8_cfg<D, V & 4 /* PA_FP8_S3 */ ? 3 : 2,
-                                 V & 128 /* PA_FP8_K192 */ ? 192 : V & 1024 /* PA_FP8_K64 */ ? 64 : 128,
-                                 V & 512 /* PA_FP8_WG3 */ ? 3 : 2>;
+
 
 /* A variant (the kernel's template int V): the consumers' schedule in bits 0-1,
  *   serial    each product waited for: S, softmax, P.V, tile after tile;
@@ -222,13 +224,16 @@ using pa_fp8_cfg_of = pa_fp8_cfg<D, V & 4 /* PA_FP8_S3 */ ? 3 : 2,
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
        PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024 };
-static_assert(PA_FP8_S3 == 4 && PA_FP8_K192 == 128 && PA_FP8_WG3 == 512 && PA_FP8_K64 == 1024,
-              "pa_fp8_cfg_of's bits");
-/* Whether variant v at head dim d keeps three consumers (else it runs with two). */
-constexpr bool pa_fp8_wg3_ok(int d, int v) {
-  return (v & PA_FP8_WG3) && !(v & PA_FP8_S3) &&
-         d * (v & PA_FP8_K192 ? 192 : v & PA_FP8_K64 ? 64 : 128) == 8192;
+/* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
+ * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
+ * hd128 x 64, two stages; elsewhere it runs with two). */
+constexpr int pa_fp8_bk(int v) { return v & PA_FP8_K192 ? 192 : v & PA_FP8_K64 ? 64 : 128; }
+constexpr int pa_fp8_stages(int v) { return v & PA_FP8_S3 ? 3 : 2; }
+constexpr int pa_fp8_nwg(int d, int v) {
+  return (v & PA_FP8_WG3) && !(v & PA_FP8_S3) && d * pa_fp8_bk(v) == 8192 ? 3 : 2;
 }
+template <int D, int V>
+using pa_fp8_cfg_of = pa_fp8_cfg<D, pa_fp8_stages(V), pa_fp8_bk(V), pa_fp8_nwg(D, V)>;
 
 enum {
   PA_FP8_MAX_STAGES = 3,
@@ -665,7 +670,7 @@ std::atomic<unsigned long long> &pa_fp8_opted() {
 
 template <int D, int V>
 cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
-  if constexpr ((V & PA_FP8_WG3) && !pa_fp8_wg3_ok(D, V)) { /* two consumers there */
+  if constexpr ((V & PA_FP8_WG3) && pa_fp8_nwg(D, V) != 3) { /* two consumers there */
     return pa_fp8_launch<D, V & ~PA_FP8_WG3>(p, stream);
   } else {
     typedef pa_fp8_cfg_of<D, V> cfg;
@@ -794,13 +799,8 @@ int pa_cuda_hopper_fp8_supports(const pa_problem *p, const pa_cuda_device *dev, 
     PA_NO("the hopper-fp8 kernel stores out in 4-byte pairs: out's offset must be a multiple of "
           "4 bytes and its strides even");
   const int var = pa_fp8_variant(p->head_dim);
-  /* pa_fp8_cfg's shared memory, from the variant's bits */
-  const int d = p->head_dim, bk = var & PA_FP8_K192 ? 192 : var & PA_FP8_K64 ? 64 : 128;
-  const int nwg = pa_fp8_wg3_ok(d, var) ? 3 : 2, stages = var & PA_FP8_S3 ? 3 : 2;
-  const int smem = 1024 + 64 * nwg * d + stages * 3 * bk * d;
-  static_assert(pa_fp8_cfg<64, 2, 128, 3>::smem_bytes == 1024 + 64 * 3 * 64 + 2 * 3 * 128 * 64 &&
-                    pa_fp8_cfg<128, 3, 128>::smem_bytes == 1024 + 64 * 2 * 128 + 3 * 3 * 128 * 128,
-                "the smem formula above is pa_fp8_cfg's");
+  const int d = p->head_dim, bk = pa_fp8_bk(var), nwg = pa_fp8_nwg(d, var);
+  const int smem = pa_fp8_smem_bytes(d, pa_fp8_stages(var), bk, nwg);
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the hopper-fp8 kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);
