@@ -6,12 +6,12 @@
  * three consumers, "-wg3", the hd64 default):
  *   warpgroup 0, the producer: thread 0 issues TMA copies of the Q tile and, one key
  *     tile ahead, of K and V (BK keys each: 128, or 192 in the defaults) into a 2-stage
- *     ring; then all 128 threads
- *     transpose the tile's V (keys x dims, as stored) into V^T (dims x keys) in shared
- *     memory, because an 8-bit wgmma takes both operands K-major (no imm-trans for
+ *     ring; then its four warps transpose the tile's V (keys x dims, as stored) into
+ *     V^T (dims x keys) in shared memory (ldmatrix.trans, byte permutes, stmatrix),
+ *     because an 8-bit wgmma takes both operands K-major (no imm-trans for
  *     e4m3): for O += P.V the reduction runs over keys, so B = V^T must hold a dim's
  *     keys contiguously. The keys are also permuted within each 16-key group
- *     (pa_fp8_key_of_pos below) so that P's fp8 A fragment is the S accumulator's
+ *     (key_of_pos below) so that P's fp8 A fragment is the S accumulator's
  *     registers packed in place, with no shuffles (FlashAttention-3 permutes P across
  *     lanes instead).
  *   two (or three) consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma m64nBKk32 .e4m3
@@ -135,8 +135,8 @@ __device__ __forceinline__ uint64_t pa_fp8_desc(uint32_t addr) {
          ((uint64_t)(((8 * SW) >> 4) & 0x3FFF) << 32) | ((SW == 128 ? 1ull : 2ull) << 62);
 }
 
-/* Byte offset x of a tile with the SW-byte swizzle, as stored: the general formula,
- * which pa_fp8_transpose_v reduces by hand and bench/gpu/fp8_check.cu checks against. */
+/* Byte offset x of a tile with the SW-byte swizzle, as stored: the general formula
+ * (pa_fp8_transpose_v folds it into per-lane bases; bench/gpu/fp8_check.cu's probe uses it). */
 template <int SW>
 __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
   return x ^ (((x >> 7) & (SW / 16 - 1)) << 4);
@@ -146,9 +146,8 @@ __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
  * k32 step kk holds (row g) keys 2t, 2t+1 of chunk 4kk and of chunk 4kk + 1, so A
  * position p (0..15 of a 16-key half) is key
  *   key_of_pos(p) = 8 * ((p >> 1) & 1) + 2 * (p >> 2) + (p & 1),
- * and V^T's byte p of a 16-key group holds that key. The transposer below writes
- * the 16 bytes of a dim's key group as the words
- *   [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
+ * and V^T's byte p of a 16-key group holds that key: the 16 bytes of a dim's key
+ * group are the words [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
 
 /* Shared memory of a shape: [Q][K0][V0][Vt0][K1][V1][Vt1], 1024-byte aligned, + 1024
  * to align the start (Q: 64 rows per consumer warpgroup; K, V, V^T: bk keys). */
@@ -170,7 +169,7 @@ struct pa_fp8_cfg {
     stages = STAGES, /* K/V/V^T ring depth: 2, or 3 ("-s3") */
     sw = D >= 128 ? 128 : 64, /* swizzle of the Q, K, V tiles: their rows are D bytes */
     /* setmaxnreg: 128 x 72 + 256 x 216 = 64512 = 384 x 168, the launch's allocation
-     * (the producer transposes V: 32 loaded words and 16 transposed ones live); with
+     * (the producer's transpose needs far fewer: 8 words and up to 8 row bases); with
      * three consumers 128 x 72 + 384 x 144 = 64512 = 512 x 126 */
     producer_regs = 72,
     consumer_regs = NWG == 3 ? 144 : 216
@@ -263,57 +262,70 @@ __device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d)
 
 /* Transpose one BK-key V tile (src: keys x D bytes, the D-byte swizzle) into V^T (dst: D
  * rows of BK keys, in blocks of VSW keys per row with the VSW-byte swizzle, keys
- * permuted per 16-key group as above). Task u (< BK / 16 x D / 8) takes keys
- * 16m..16m+15 x dims 16q + 8h .. +7: 16 8-byte loads, 16 4x4 byte transposes, 8
- * 16-byte stores. The assignment q = u % NQ, h = (u / NQ) % 2, m = (q + u / (2 NQ)) % G
- * makes the loads of a half-warp and the stores of a quarter-warp hit distinct banks
- * at hd128, BK 128.
- * The swizzled offsets are reduced by hand (fifteenth session: the general formula per
- * address made 247 instructions per task, 88 of them loads, stores and permutes): the
- * 16-byte chunk of source row r is XORed by r & 7 (D 128) or (r >> 1) & 3 (D 64), so
- * row 16m + j's pattern depends on j alone; V^T dim d's (d0 a multiple of 8) on
- * d - d0 alone. Each address is one base register, an immediate and one XOR. */
+ * permuted per 16-key group as above): warp `warp` of the producer's four, in units of
+ * 16 keys x 32 dims (512 bytes). ldmatrix.x4.trans reads a unit as four 8x8 matrices of
+ * 16-bit elements (keys 0-7 / 8-15 x dims 0-15 / 16-31; an element is a pair of dims),
+ * so lane l = 4j + q receives the 2 x 2 byte blocks (keys 2q, 2q + 1) x (dims 2j, 2j + 1)
+ * of keys 0-7 and of keys 8-15; two byte permutes per block pair give a dim's word
+ * [k2q k2q+1 k2q+8 k2q+9], which is bytes 4q..4q+3 of V^T's permuted 16-key chunk
+ * (key_of_pos above), and stmatrix.x4 writes the four matrices' 8 rows of 16 bytes.
+ * Lanes 0-15 keep the even dim of their pair in the first register and lanes 16-31 the
+ * odd one, so each stored matrix's 8 dims are distinct mod 8 and its rows hit distinct
+ * banks under both V^T swizzles (the loads' 8 consecutive keys do under both tile
+ * swizzles). Per unit: one ldmatrix, four permutes, one stmatrix, addresses as
+ * immediates on per-lane bases. Warp w takes dims 32 (w % (D / 32)) .. + 31 of every
+ * (4 / (D / 32))-th key group from w / (D / 32): 12 units per warp at hd128 x 192 keys.
+ * (It replaced, in the sixteenth session, a byte transposer of 16 8-byte loads, 80
+ * permutes and 8 16-byte stores per 16 keys x 8 dims: 99 against ~230 producer
+ * instructions per 192-key tile, +3-4% at hd128 and +4-6% at hd64, decision 107.) */
 template <int D, int BK, int VSW>
-__device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, int u) {
-  enum { NQ = D / 16, G = BK / 16, GPB = VSW / 16 };
-  const int q = u % NQ, k = u / NQ, h = k % 2, m = (q + k / 2) % G;
-  const uint32_t lbase = src + (uint32_t)(m * 16 * D + 8 * h);
-  uint32_t w[16][2]; /* key j: dims d0..d0+3, d0+4..d0+7 (d0 = 16q + 8h) */
+__device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, int warp, int lane) {
+  enum { NC = D / 32, WPC = 4 / NC, G = BK / 16, GPB = VSW / 16, UNITS = G / WPC, OFFS = GPB / WPC };
+  static_assert(G % WPC == 0 && GPB % WPC == 0, "whole key groups per warp");
+  const int c32 = warp % NC, m0 = warp / NC;
+  const int k = lane >> 3, r = lane & 7; /* this lane's row r of matrix k */
+  const int pat = D == 128 ? r : (r >> 1) & 3; /* the tile's swizzle of key 8x + r */
+  const uint32_t lsrc =
+      src + (uint32_t)((16 * m0 + 8 * (k & 1) + r) * D + (((2 * c32 + (k >> 1)) ^ pat) << 4));
+  const int dd = 32 * c32 + 16 * (k >> 1) + 2 * r + ((r >> 2) ^ (k & 1)); /* the row's dim */
+  const int spat = VSW == 128 ? dd & 7 : (dd >> 1) & 3;
+  uint32_t off[OFFS]; /* key group m0 + WPC e of a V^T block, row dd */
 #pragma unroll
-  for (int j = 0; j < 16; ++j) {
-    const int pat = D == 128 ? (j & 7) : ((j >> 1) & 3);
-    const uint32_t a = lbase + (uint32_t)(j * D) + (uint32_t)((q ^ pat) << 4);
-    asm volatile("ld.shared.v2.b32 {%0, %1}, [%2];\n" : "=r"(w[j][0]), "=r"(w[j][1]) : "r"(a));
-  }
-  const int mb = m / GPB, mc = m % GPB; /* V^T block and 16-key chunk of this key group */
-  const uint32_t sbase = dst + (uint32_t)(mb * D * VSW + (16 * q + 8 * h) * VSW);
+  for (int e = 0; e < OFFS; ++e) off[e] = dst + (uint32_t)(dd * VSW + (((m0 + WPC * e) ^ spat) << 4));
+  const uint32_t sx = lane < 16 ? 0x6420u : 0x7531u, sy = sx ^ 0x1111u; /* even / odd dim bytes */
 #pragma unroll
-  for (int c = 0; c < 2; ++c) {
-    uint32_t T[4][4]; /* T[Q][i]: keys 4Q..4Q+3 of dim d0 + 4c + i */
-#pragma unroll
-    for (int Q = 0; Q < 4; ++Q) {
-      const uint32_t w0 = w[4 * Q][c], w1 = w[4 * Q + 1][c], w2 = w[4 * Q + 2][c],
-                     w3 = w[4 * Q + 3][c];
-      const uint32_t t0 = __byte_perm(w0, w1, 0x5140), t1 = __byte_perm(w0, w1, 0x7362);
-      const uint32_t t2 = __byte_perm(w2, w3, 0x5140), t3 = __byte_perm(w2, w3, 0x7362);
-      T[Q][0] = __byte_perm(t0, t2, 0x5410);
-      T[Q][1] = __byte_perm(t0, t2, 0x7632);
-      T[Q][2] = __byte_perm(t1, t3, 0x5410);
-      T[Q][3] = __byte_perm(t1, t3, 0x7632);
-    }
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const uint32_t L0 = T[0][i], L1 = T[1][i], H0 = T[2][i], H1 = T[3][i];
-      const uint32_t o0 = __byte_perm(L0, H0, 0x5410), o1 = __byte_perm(L0, H0, 0x7632);
-      const uint32_t o2 = __byte_perm(L1, H1, 0x5410), o3 = __byte_perm(L1, H1, 0x7632);
-      const int e = 4 * c + i, spat = VSW == 128 ? e : (e >> 1) & 3;
-      const uint32_t a = sbase + (uint32_t)(e * VSW) + (uint32_t)((mc ^ spat) << 4);
-      asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(a), "r"(o0), "r"(o1),
-                   "r"(o2), "r"(o3)
-                   : "memory");
-    }
+  for (int i = 0; i < UNITS; ++i) {
+    uint32_t v[4], o[4];
+    pa_ldmatrix_x4_trans(v, lsrc + (uint32_t)(WPC * i * 16 * D));
+    o[0] = __byte_perm(v[0], v[1], sx);
+    o[1] = __byte_perm(v[0], v[1], sy);
+    o[2] = __byte_perm(v[2], v[3], sx);
+    o[3] = __byte_perm(v[2], v[3], sy);
+    pa_stmatrix_x4(off[(WPC * i % GPB) / WPC] + (uint32_t)(WPC * i / GPB * D * VSW), o);
   }
 }
+
+/* Phase timestamps for bench/gpu/fp8_timeline.cu (which defines PA_FP8_TIMELINE before
+ * including this file; the library never does): lane 0 of the first warp of each
+ * warpgroup (0: the producer, 1-3: consumers) of the blocks of batch entry 0, head 0,
+ * query tiles < PA_FP8_TL_BLOCKS, records the SM clock at up to 8 points of each of its
+ * first PA_FP8_TL_ITERS loop iterations (slot 8 + k of iteration 0 for the prologue). */
+#ifdef PA_FP8_TIMELINE
+enum { PA_FP8_TL_BLOCKS = 64, PA_FP8_TL_ITERS = 48 };
+__device__ uint32_t pa_fp8_tl[PA_FP8_TL_BLOCKS][4][PA_FP8_TL_ITERS][16];
+#endif
+#if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE /* 0: the array, no stamps (a control) */
+#  define PA_FP8_STAMP(wg, it, k)                                                              \
+    do {                                                                                       \
+      if (pa_tl_on && (threadIdx.x & 127) == 0 && (it) < PA_FP8_TL_ITERS) {                     \
+        uint32_t c_;                                                                           \
+        asm volatile("mov.u32 %0, %%clock;\n" : "=r"(c_)::"memory");                           \
+        pa_fp8_tl[blockIdx.x][wg][it][k] = c_;                                                 \
+      }                                                                                        \
+    } while (0)
+#else
+#  define PA_FP8_STAMP(wg, it, k) ((void)0)
+#endif
 
 template <int D, int V>
 __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
@@ -357,6 +369,9 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
   const int tid = threadIdx.x;
   const int bcoord = p.varlen ? 0 : c.b;
+#if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE
+  const bool pa_tl_on = blockIdx.y == 0 && blockIdx.z == 0 && blockIdx.x < PA_FP8_TL_BLOCKS;
+#endif
 
   if (tid == 0) {
     pa_mbar_init(bar(PA_FP8_MBAR_Q_FULL), 1);
@@ -394,16 +409,21 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     }
     for (int it = 0; it < tiles; ++it) {
       const int s = it % STAGES, ph = (it / STAGES) & 1;
+      PA_FP8_STAMP(0, it, 0);
       if (tid == 0 && it + 1 < tiles) issue(it + 1);
+      PA_FP8_STAMP(0, it, 1);
       pa_mbar_wait(bar(PA_FP8_MBAR_V_FULL + s), ph);
+      PA_FP8_STAMP(0, it, 2);
       pa_mbar_wait(bar(PA_FP8_MBAR_VT_EMPTY + s), ph ^ 1);
-      for (int u = tid; u < BK / 16 * (D / 8); u += 128)
-        pa_fp8_transpose_v<D, BK, VSW>(s_v(s), s_vt(s), u);
+      PA_FP8_STAMP(0, it, 3);
+      pa_fp8_transpose_v<D, BK, VSW>(s_v(s), s_vt(s), tid / 32, tid % 32);
       pa_fence_proxy_async(); /* the st.shared above, visible to wgmma */
       __syncwarp();
       if ((tid & 31) == 0) pa_mbar_arrive(bar(PA_FP8_MBAR_VT_FULL + s));
       __syncwarp();
+      PA_FP8_STAMP(0, it, 4);
       pa_named_sync(PA_FP8_BAR_PRODUCER, 128);
+      PA_FP8_STAMP(0, it, 5);
     }
     return;
   }
@@ -563,35 +583,47 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_FP8_BAR_TURN0 + (1 - cw), 256);
     };
     if (PINGPONG && cw == 1) pa_named_arrive(PA_FP8_BAR_TURN0, 256);
+    PA_FP8_STAMP(1 + cw, 0, 8);
     pa_mbar_wait(bar(PA_FP8_MBAR_K_FULL), 0);
+    PA_FP8_STAMP(1 + cw, 0, 9);
     my_turn();
     issue_qk(sacc, 0);
     your_turn(false);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(sacc);
     warp_arrive(PA_FP8_MBAR_K_EMPTY);
+    PA_FP8_STAMP(1 + cw, 0, 10);
     softmax(sacc, n_lo, alpha);
     pack_p(sacc, pf);
+    PA_FP8_STAMP(1 + cw, 0, 11);
     for (int it = 1; it < tiles; ++it) {
       const int s = it % STAGES, ph = (it / STAGES) & 1;
       const int sp = (it - 1) % STAGES, php = ((it - 1) / STAGES) & 1;
+      PA_FP8_STAMP(1 + cw, it, 0);
       pa_mbar_wait(bar(PA_FP8_MBAR_K_FULL + s), ph);
       pa_mbar_wait(bar(PA_FP8_MBAR_VT_FULL + sp), php);
+      PA_FP8_STAMP(1 + cw, it, 1);
       my_turn();
+      PA_FP8_STAMP(1 + cw, it, 2);
       issue_qk(sacc, s);
       rescale_o(alpha); /* no P.V in flight: the last one was waited for */
       issue_pv(pf, sp);
       your_turn(false);
+      PA_FP8_STAMP(1 + cw, it, 3);
       pa_wgmma_wait<1>(); /* S landed; P.V of tile it - 1 may still run */
       pa_wgmma_fence_regs(sacc);
+      PA_FP8_STAMP(1 + cw, it, 4);
       warp_arrive(PA_FP8_MBAR_K_EMPTY + s);
       softmax(sacc, n_lo + it, alpha);
+      PA_FP8_STAMP(1 + cw, it, 5);
       /* (packing the next P into a second register set before this wait measured 11%
        * slower on the H200: R2, pipe 643 against R1's 727 TFLOP/s at hd128) */
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
+      PA_FP8_STAMP(1 + cw, it, 6);
       warp_arrive(PA_FP8_MBAR_VT_EMPTY + sp);
       pack_p(sacc, pf);
+      PA_FP8_STAMP(1 + cw, it, 7);
     }
     const int sl = (tiles - 1) % STAGES, phl = ((tiles - 1) / STAGES) & 1;
     pa_mbar_wait(bar(PA_FP8_MBAR_VT_FULL + sl), phl);

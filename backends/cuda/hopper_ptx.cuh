@@ -122,6 +122,16 @@ __device__ __forceinline__ void pa_bulk_wait_read0() {
 __device__ __forceinline__ void pa_st_shared_b32(uint32_t addr, uint32_t v) {
   asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+/* Four 8x8 b16 matrices stored as they are (stmatrix): register i of lane l holds row
+ * l / 4, columns 2 (l % 4) and 2 (l % 4) + 1 of matrix i (low half first); lane 8 i + j
+ * gives the address of row j of matrix i (16 bytes, 16-byte aligned). */
+__device__ __forceinline__ void pa_stmatrix_x4(uint32_t addr, const uint32_t (&r)[4]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+#endif
+}
 /* Four 8x8 b16 matrices, each stored transposed (stmatrix .trans): register i holds
  * matrix i in the mma fragment layout (lane l: row l / 4, columns 2 (l % 4), + 1);
  * lane 8 i + j gives the address of row j of stored matrix i (= column j of matrix i). */

@@ -1,0 +1,159 @@
+/* Where one loop iteration of the FP8 forward's warpgroups spends its cycles (issue 9,
+ * sixteenth session): backends/cuda/fwd_hopper_fp8.cu compiled with PA_FP8_TIMELINE
+ * (SM-clock stamps at the phase boundaries of the producer's and each consumer's loop,
+ * for the blocks of batch entry 0, head 0), run on B2 H16 S8192 (16k tokens), fp8
+ * random inputs, the default variant at the given head dim (or the variant number
+ * given). Prints, per warpgroup, the median and the 10th / 90th percentiles over
+ * blocks and iterations 2..tiles-2 of each phase's cycles, the cycles per iteration,
+ * and the kernel's time (events, back to back, median of 20); built with
+ * -DPA_FP8_TIMELINE=0 it times the same kernel without the stamps (the control).
+ *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DPA_CUDA_HOPPER_BUILT=1 \
+ *     -Ibackends/cuda -Icommon -Iapi/include -Ibackends bench/gpu/fp8_timeline.cu \
+ *     -o fp8_timeline -lcuda
+ *   fp8_timeline [128|64] [variant number] */
+#ifndef PA_FP8_TIMELINE
+#  define PA_FP8_TIMELINE 1 /* -DPA_FP8_TIMELINE=0: the same harness without stamps */
+#endif
+#include "fwd_hopper_fp8.cu"
+
+#include <algorithm>
+#include <vector>
+
+#define CK(x)                                                                             \
+  do {                                                                                    \
+    cudaError_t e_ = (x);                                                                 \
+    if (e_ != cudaSuccess) {                                                              \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
+      exit(2);                                                                            \
+    }                                                                                     \
+  } while (0)
+
+static uint32_t tl_rand(uint64_t *s) {
+  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+  return (uint32_t)(*s >> 33);
+}
+
+/* median, p10, p90 of v (cycles) */
+static void tl_print(const char *what, std::vector<double> v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  printf("  %-34s median %7.0f  p10 %7.0f  p90 %7.0f  (n=%zu)\n", what, v[n / 2], v[n / 10],
+         v[n * 9 / 10], n);
+}
+
+template <int D>
+static int tl_run(int variant) {
+  const int B = 2, H = 16, S = 8192;
+  const size_t n = (size_t)B * S * H * D;
+  std::vector<uint8_t> h(3 * n);
+  uint64_t seed = 12345;
+  for (auto &x : h) { /* e4m3 values in about [-2, 2]: exponents 6..8, any mantissa, sign */
+    const uint32_t r = tl_rand(&seed);
+    x = (uint8_t)(((r & 1) << 7) | ((6 + (r >> 1) % 3) << 3) | ((r >> 4) & 7));
+  }
+  uint8_t *dq, *dk, *dv;
+  __nv_bfloat16 *dout;
+  CK(cudaMalloc(&dq, n));
+  CK(cudaMalloc(&dk, n));
+  CK(cudaMalloc(&dv, n));
+  CK(cudaMalloc(&dout, n * 2));
+  CK(cudaMemcpy(dq, h.data(), n, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dk, h.data() + n, n, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dv, h.data() + 2 * n, n, cudaMemcpyHostToDevice));
+  pa_problem p;
+  memset(&p, 0, sizeof p);
+  p.pass = PA_PASS_FORWARD;
+  p.dtype = POLYATTN_DTYPE_FP8_E4M3;
+  p.out_dtype = POLYATTN_DTYPE_BF16;
+  p.batch = B, p.seqlen_q = p.seqlen_k = S, p.total_q = p.total_k = (int64_t)B * S;
+  p.heads_q = p.heads_kv = H, p.head_dim = p.head_dim_v = D;
+  p.scale = 1.0f / sqrtf((float)D);
+  p.window_left = p.window_right = -1;
+  p.sparsity = POLYATTN_SPARSITY_NONE;
+  p.block_q = p.block_k = 64;
+  p.block_threshold = p.auto_density_cutoff = 1.0f;
+  const pa_view bshd = {nullptr, 0, nullptr, (int64_t)S * H * D, (int64_t)H * D, D};
+  p.q = p.k = p.v = p.o = bshd;
+  p.q.ptr = dq, p.k.ptr = dk, p.v.ptr = dv, p.o.ptr = dout;
+  const int v = variant >= 0 ? variant : pa_fp8_variant(D);
+  cudaError_t (*launch)(const pa_problem *, cudaStream_t) = nullptr;
+  switch (v) {
+#define TL_CASE(name, x) \
+  case (x): launch = pa_fp8_launch<D, (x)>; break;
+    PA_FP8_VARIANT_LIST(TL_CASE)
+#undef TL_CASE
+  default: fprintf(stderr, "variant %d is not compiled\n", v); return 1;
+  }
+  for (int i = 0; i < 5; ++i) CK(launch(&p, 0)); /* warm */
+  CK(cudaDeviceSynchronize());
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int i = 0; i < 20; ++i) {
+    CK(cudaEventRecord(e0));
+    CK(launch(&p, 0));
+    CK(cudaEventRecord(e1));
+    CK(cudaEventSynchronize(e1));
+    float t;
+    CK(cudaEventElapsedTime(&t, e0, e1));
+    ms.push_back(t);
+  }
+  std::sort(ms.begin(), ms.end());
+  const double flops = 4.0 * B * H * (double)S * S * D;
+  printf("fp8_timeline D=%d variant %d: kernel %s stamps %.4f ms (median of 20), %.1f TFLOP/s\n",
+         D, v, PA_FP8_TIMELINE ? "with" : "without", ms[10], flops / (ms[10] * 1e-3) / 1e12);
+  if (!PA_FP8_TIMELINE) return 0;
+  std::vector<uint32_t> tl(sizeof(pa_fp8_tl) / 4);
+  CK(cudaMemcpyFromSymbol(tl.data(), pa_fp8_tl, sizeof(pa_fp8_tl)));
+  const int bk = pa_fp8_bk(v), tiles = S / bk, nwg = pa_fp8_nwg(D, v);
+  auto at = [&](int b, int wg, int it, int k) {
+    return tl[(((size_t)b * 4 + wg) * PA_FP8_TL_ITERS + it) * 16 + k];
+  };
+  const int it_hi = std::min(tiles - 2, (int)PA_FP8_TL_ITERS - 2);
+  auto phase = [&](int wg, int k0, int k1, const char *what) {
+    std::vector<double> d;
+    for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b)
+      for (int it = 2; it < it_hi; ++it) d.push_back((double)(uint32_t)(at(b, wg, it, k1) - at(b, wg, it, k0)));
+    tl_print(what, d);
+  };
+  auto per_iter = [&](int wg, int k) {
+    std::vector<double> d;
+    for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b)
+      for (int it = 2; it < it_hi; ++it) d.push_back((double)(uint32_t)(at(b, wg, it + 1, k) - at(b, wg, it, k)));
+    tl_print("one iteration (k = key tile)", d);
+  };
+  printf("producer (warp 0; thread 0 also issues the TMA copies), cycles:\n");
+  phase(0, 0, 1, "issue next tile's K, V (thread 0)");
+  phase(0, 1, 2, "wait: V landed");
+  phase(0, 2, 3, "wait: V^T slot free");
+  phase(0, 3, 4, "transpose + fence + arrive");
+  phase(0, 4, 5, "producer barrier");
+  per_iter(0, 0);
+  for (int wg = 1; wg <= nwg; ++wg) {
+    printf("consumer %d (warp 0), cycles:\n", wg - 1);
+    phase(wg, 0, 1, "wait: K, V^T landed");
+    phase(wg, 1, 2, "wait: turn (pingpong)");
+    phase(wg, 2, 3, "issue S, rescale O, issue P.V");
+    phase(wg, 3, 4, "wait: S (wgmma wait 1)");
+    phase(wg, 4, 5, "softmax (scores, max, exp, sums)");
+    phase(wg, 5, 6, "wait: P.V (wgmma wait 0)");
+    phase(wg, 6, 7, "pack P");
+    per_iter(wg, 0);
+  }
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  int dev = 0, major = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  if (major != 9) {
+    fprintf(stderr, "fp8_timeline: needs sm_90\n");
+    return 77;
+  }
+  const int d = argc > 1 ? atoi(argv[1]) : 128;
+  const int v = argc > 2 ? atoi(argv[2]) : -1;
+  return d == 64 ? tl_run<64>(v) : tl_run<128>(v);
+}
