@@ -12,11 +12,7 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --fo
 step fp8_check 30 fp8_check
 grep -E "^fp8_check D" "$LOG/fp8_check.log" | grep -v candidate | cut -c1-220 | tee -a "$SUMMARY"
 pa_fp8_test ""
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-for tool in memcheck racecheck synccheck; do
-  step "$tool" 120 env POLYATTN_TEST_CASES=d64_sq1_sk255_mqa,d128_causal_sq200_sk333_block,d128_varlen_causal_gqa_block,d64_b2_gqa_s300_block,d128_sq17_sk1000_window "$CS" --tool $tool test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool.log" | sed "s/^/$tool: /" | tee -a "$SUMMARY"
-done
+pa_fp8_sanitizers d64_sq1_sk255_mqa,d128_causal_sq200_sk333_block,d128_varlen_causal_gqa_block,d64_b2_gqa_s300_block,d128_sq17_sk1000_window
 export POLYATTN_CUDA_FP8=1
 AS="attn_speed --backend cuda --warm 0.3 --iters 40"
 step speed-d128 60 $AS --dtype fp8 --batch 2 --heads 16 --dim 128 --seq 8192 - POLYATTN_CUDA_FP8_VARIANT=serial -
@@ -29,11 +25,7 @@ done
 step torch 300 python3 bench/fp8_torch.py --dims 128,64 --seqlens 2048,8192,16384 --causal both --variants=-,serial
 grep -E "polyattn|sdpa-(flash|cudnn)" "$LOG/torch.log" | cut -c1-110 | tee -a "$SUMMARY"
 unset POLYATTN_CUDA_FP8
-export POLYATTN_TEST_BACKENDS=cuda
-step sweep-default 200 test_forward --verbose --jobs 8
-step test-cuda 120 test_cuda --verbose
-step backward 120 test_backward --verbose --jobs 8
-grep -hE "Synthesis" "$LOG"/sweep-default.log "$LOG"/test-cuda.log "$LOG"/backward.log | tee -a "$SUMMARY"
+pa_cuda_suites
 cut -c1-200 "$LOG/oracle-lines.txt" >>"$SUMMARY"
 pa_gpu_pack_logs
 pa_gpu_finish

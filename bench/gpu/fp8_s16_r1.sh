@@ -18,14 +18,8 @@ grep -h "fp8_check D=" "$LOG/fp8_check.log" | tee -a "$SUMMARY"
 for v in "" pingpong-gs-k192-t-l pipe-gs-t-wg3-l; do
   pa_fp8_test "$v"
 done
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 CASES=d64_sq1_sk255_mqa,d64_b2_gqa_s300_block,d128_causal_sq200_sk333_block,d128_varlen_causal_gqa_block,d128_sq17_sk1000_window
-for v in pingpong-gs-k192-t-l pipe-gs-t-wg3-l; do
-  for tool in memcheck racecheck synccheck; do
-    step "$tool-$v" 90 env $V=$v POLYATTN_TEST_CASES=$CASES "$CS" --tool $tool test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-    grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool-$v.log" | sed "s/^/$tool-$v: /" | tee -a "$SUMMARY"
-  done
-done
+pa_fp8_sanitizers $CASES pingpong-gs-k192-t-l pipe-gs-t-wg3-l
 AS="attn_speed --backend cuda --warm 0.3 --iters 40"
 step speed-d128 60 $AS --dtype fp8 --batch 2 --heads 16 --dim 128 --seq 8192 - $V=pingpong-gs-k192-t-l $V=pipe-gs-k192-t-l $V=pipe-gs-t-wg3-l - $V=pingpong-gs-k192-t-l
 step speed-d64 60 $AS --dtype fp8 --batch 4 --heads 32 --dim 64 --seq 8192 - $V=pipe-gs-t-wg3-l $V=pingpong-gs-k192-t-l - $V=pipe-gs-t-wg3-l

@@ -27,14 +27,8 @@ for a in "128 8674" "128 12770" "64 9057"; do
   step "$n" 60 fp8_timeline $a
   grep -E "^fp8_timeline|softmax|pack|one iteration" "$LOG/$n.log" | tee -a "$SUMMARY"
 done
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 CASES=d64_sq1_sk255_mqa,d64_b2_gqa_s300_block,d128_causal_sq200_sk333_block,d128_varlen_causal_gqa_block,d128_sq17_sk1000_window
-for v in $P-x3 pipe-gs-t-wg3-x3; do
-  for tool in memcheck racecheck synccheck; do
-    step "$tool-$v" 90 env $V=$v POLYATTN_TEST_CASES=$CASES "$CS" --tool $tool test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-    grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool-$v.log" | sed "s/^/$tool-$v: /" | tee -a "$SUMMARY"
-  done
-done
+pa_fp8_sanitizers $CASES $P-x3 pipe-gs-t-wg3-x3
 step torch128 200 python3 bench/fp8_torch.py --dims 128 --seqlens 2048,8192,16384 --causal both --variants=-,$P-x4,$P-x3,$P-x2
 step torch64 200 python3 bench/fp8_torch.py --dims 64 --seqlens 2048,8192,16384 --causal both --variants=-,pipe-gs-t-wg3-x4,pipe-gs-t-wg3-x3
 grep -hE "polyattn|sdpa-(flash|cudnn)" "$LOG/torch128.log" "$LOG/torch64.log" | cut -c1-110 | tee -a "$SUMMARY"

@@ -19,14 +19,7 @@
 #include <algorithm>
 #include <vector>
 
-#define CK(x)                                                                             \
-  do {                                                                                    \
-    cudaError_t e_ = (x);                                                                 \
-    if (e_ != cudaSuccess) {                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(2);                                                                            \
-    }                                                                                     \
-  } while (0)
+#include "cuda_check.h"
 
 static uint32_t tl_rand(uint64_t *s) {
   *s = *s * 6364136223846793005ull + 1442695040888963407ull;

@@ -94,3 +94,32 @@ pa_fp8_test() {
     sed -E 's/^\[----\] //; s/ \(2x naive[^)]*\)//; s/; vs oracle on bf16.*; run-to-run/; /' |
     awk -v v="${v:-default}" '{print v": "$0}' >>"$LOG/oracle-lines.txt"
 }
+
+# pa_fp8_sanitizers CASES [VARIANT...]: compute-sanitizer memcheck, racecheck and
+# synccheck on test_fp8's oracle cases CASES (POLYATTN_TEST_CASES), with each VARIANT
+# (POLYATTN_CUDA_FP8_VARIANT; none given: the defaults) as steps TOOL[-VARIANT]; each
+# one's summary line to $SUMMARY. (test_fp8 exits 1 on its LSE cases, decision 78, so
+# these steps read FAIL: the summary lines are the result.)
+pa_fp8_sanitizers() {
+  local cases=$1 cs v tool name
+  shift
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  [ $# -gt 0 ] || set -- ""
+  for v in "$@"; do
+    for tool in memcheck racecheck synccheck; do
+      name=$tool${v:+-$v}
+      step "$name" 120 env POLYATTN_CUDA_FP8_VARIANT="$v" POLYATTN_TEST_CASES="$cases" \
+        "$cs" --tool "$tool" test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
+      grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$name.log" | sed "s/^/$name: /" | tee -a "$SUMMARY"
+    done
+  done
+}
+
+# pa_cuda_suites: the forward suite, test_cuda and the backward suite on the CUDA
+# backend (steps sweep-default, test-cuda, backward), their synthesis lines to $SUMMARY.
+pa_cuda_suites() {
+  step sweep-default 200 env POLYATTN_TEST_BACKENDS=cuda test_forward --verbose --jobs 8
+  step test-cuda 120 env POLYATTN_TEST_BACKENDS=cuda test_cuda --verbose
+  step backward 120 env POLYATTN_TEST_BACKENDS=cuda test_backward --verbose --jobs 8
+  grep -hE "Synthesis" "$LOG"/sweep-default.log "$LOG"/test-cuda.log "$LOG"/backward.log | tee -a "$SUMMARY"
+}

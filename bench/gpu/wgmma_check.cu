@@ -22,14 +22,7 @@
 
 #include "hopper_ptx.cuh"
 
-#define CK(x)                                                                      \
-  do {                                                                             \
-    cudaError_t e_ = (x);                                                          \
-    if (e_ != cudaSuccess) {                                                       \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-      exit(2);                                                                     \
-    }                                                                              \
-  } while (0)
+#include "cuda_check.h"
 
 struct maps {
   CUtensorMap q, k, v;
