@@ -41,7 +41,7 @@ static int tl_run(int variant) {
   const size_t n = (size_t)B * S * H * D;
   std::vector<uint8_t> h(3 * n);
   uint64_t seed = 12345;
-  for (auto &x : h) { /* e4m3 values in about [-2, 2]: exponents 6..8, any mantissa, sign */
+  for (auto &x : h) { /* e4m3 of magnitude 0.5-3.75 (exponent fields 6-8), either sign */
     const uint32_t r = tl_rand(&seed);
     x = (uint8_t)(((r & 1) << 7) | ((6 + (r >> 1) % 3) << 3) | ((r >> 4) & 7));
   }
