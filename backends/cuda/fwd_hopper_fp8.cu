@@ -184,7 +184,6 @@ struct pa_fp8_cfg {
   static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536 - 1024, "register file");
 };
 
-
 /* A variant (the kernel's template int V): the consumers' schedule in bits 0-1,
  *   serial    each product waited for: S, softmax, P.V, tile after tile;
  *   pipe      FlashAttention-3's intra-warpgroup overlap: S of tile n + 1 issued with
