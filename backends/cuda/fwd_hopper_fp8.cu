@@ -117,6 +117,24 @@ __device__ __forceinline__ void pa_wgmma_fp8_rs<128>(float (&d)[16][4], const ui
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
 }
+/* ROWSUM: N = D + 8, the extra 8 columns the row sums (V^T's rows of ones) */
+template <>
+__device__ __forceinline__ void pa_wgmma_fp8_rs<72>(float (&d)[9][4], const uint32_t (&a)[4], uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %41, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n72k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35}, {%36, %37, %38, %39}, %40, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
+
+template <>
+__device__ __forceinline__ void pa_wgmma_fp8_rs<136>(float (&d)[17][4], const uint32_t (&a)[4], uint64_t b, int scale_d) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %73, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n136k32.f32.e4m3.e4m3 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67}, {%68, %69, %70, %71}, %72, p, 1, 1;\n}\n"
+      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3]), "+f"(d[8][0]), "+f"(d[8][1]), "+f"(d[8][2]), "+f"(d[8][3]), "+f"(d[9][0]), "+f"(d[9][1]), "+f"(d[9][2]), "+f"(d[9][3]), "+f"(d[10][0]), "+f"(d[10][1]), "+f"(d[10][2]), "+f"(d[10][3]), "+f"(d[11][0]), "+f"(d[11][1]), "+f"(d[11][2]), "+f"(d[11][3]), "+f"(d[12][0]), "+f"(d[12][1]), "+f"(d[12][2]), "+f"(d[12][3]), "+f"(d[13][0]), "+f"(d[13][1]), "+f"(d[13][2]), "+f"(d[13][3]), "+f"(d[14][0]), "+f"(d[14][1]), "+f"(d[14][2]), "+f"(d[14][3]), "+f"(d[15][0]), "+f"(d[15][1]), "+f"(d[15][2]), "+f"(d[15][3]), "+f"(d[16][0]), "+f"(d[16][1]), "+f"(d[16][2]), "+f"(d[16][3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(scale_d));
+}
 #else
 template <int N>
 __device__ __forceinline__ void pa_wgmma_fp8_ss(float (&d)[N / 8][4], uint64_t a, uint64_t b,
@@ -150,13 +168,17 @@ __device__ __forceinline__ uint32_t pa_swz(uint32_t x) {
  * group are the words [k0 k1 k8 k9] [k2 k3 k10 k11] [k4 k5 k12 k13] [k6 k7 k14 k15]. */
 
 /* Shared memory of a shape: [Q][K0][V0][Vt0][K1][V1][Vt1], 1024-byte aligned, + 1024
- * to align the start (Q: 64 rows per consumer warpgroup; K, V, V^T: bk keys). */
-constexpr int pa_fp8_smem_bytes(int d, int stages, int bk, int nwg) {
-  return 1024 + 64 * nwg * d + stages * 3 * bk * d;
+ * to align the start (Q: 64 rows per consumer warpgroup; K, V, V^T: bk keys; with
+ * `rowsum`, V^T has 8 more rows, of ones, and each stage is rounded up to 1024 bytes). */
+constexpr int pa_fp8_stage_bytes(int d, int bk, int rowsum) {
+  return (2 * bk * d + bk * (d + 8 * rowsum) + 1023) / 1024 * 1024;
+}
+constexpr int pa_fp8_smem_bytes(int d, int stages, int bk, int nwg, int rowsum) {
+  return 1024 + 64 * nwg * d + stages * pa_fp8_stage_bytes(d, bk, rowsum);
 }
 
 /* The shape of one instantiation (head dim D, 8-bit elements). */
-template <int D, int STAGES = 2, int BK = 128, int NWG = 2>
+template <int D, int STAGES = 2, int BK = 128, int NWG = 2, int ROWSUM = 0>
 struct pa_fp8_cfg {
   enum {
     consumers = NWG, /* consumer warpgroups of 64 query rows: 2, or 3 ("-wg3", hd64) */
@@ -165,18 +187,21 @@ struct pa_fp8_cfg {
     /* V^T: blocks of vt_sw keys (bytes) per dim row, swizzled by as much: one block of
      * 128 at BK 128, three of 64 at BK 192 */
     vt_sw = BK % 128 == 0 ? 128 : 64,
+    vt_rows = D + 8 * ROWSUM, /* V^T's rows: the dims, and ROWSUM's 8 rows of ones */
     threads = 128 * (NWG + 1),
     stages = STAGES, /* K/V/V^T ring depth: 2, or 3 ("-s3") */
     sw = D >= 128 ? 128 : 64, /* swizzle of the Q, K, V tiles: their rows are D bytes */
     /* setmaxnreg: 128 x 72 + 256 x 216 = 64512 = 384 x 168, the launch's allocation
      * (the producer's transpose needs far fewer: 8 words and up to 8 row bases); with
-     * three consumers 128 x 72 + 384 x 144 = 64512 = 512 x 126 */
-    producer_regs = 72,
-    consumer_regs = NWG == 3 ? 144 : 216
+     * three consumers 128 x 72 + 384 x 144 = 64512 = 512 x 126; ROWSUM with two
+     * consumers 128 x 56 + 256 x 224 (at 216 its 4 more O registers spilled 8 bytes
+     * in the consumers, ptxas 13.0) */
+    producer_regs = NWG == 2 && ROWSUM ? 56 : 72,
+    consumer_regs = NWG == 3 ? 144 : ROWSUM ? 224 : 216
   };
   static constexpr int q_bytes = block_q * D, kv_bytes = block_k * D;
-  static constexpr int stage_bytes = 3 * kv_bytes;
-  static constexpr int smem_bytes = pa_fp8_smem_bytes(D, STAGES, BK, NWG);
+  static constexpr int stage_bytes = pa_fp8_stage_bytes(D, BK, ROWSUM);
+  static constexpr int smem_bytes = pa_fp8_smem_bytes(D, STAGES, BK, NWG, ROWSUM);
   static_assert(D == 64 || D == 128, "head dims 64 and 128");
   static_assert(BK == 64 || BK == 128 || BK == 192, "key tiles of 64, 128 or 192");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
@@ -200,9 +225,11 @@ struct pa_fp8_cfg {
  *   PA_FP8_F16  step 3 and P's packing fused in f16x2: 2^8 p = 2^(x xscale - m xscale + 8)
  *               by one FFMA per element (the 2^8 folded into the exponent) and one
  *               ex2.approx.f16x2 and one cvt.rn.satfinite.e4m3x2.f16x2 per pair, the
- *               tile's row sums in f16x2 (at most 16 terms <= 256 per half), added to l
- *               in float32. Per element ~3.5 instructions instead of ~5.5 (E16 alone
- *               adds the f16 packing and unpacking to the float32 path).
+ *               tile's row sums in f16x2 (two per row, at most PV_STEPS * 2 terms <= 256
+ *               per half), added to l in float32. Per element ~3.5 instructions instead
+ *               of ~5.5 (E16 alone adds the f16 packing and unpacking to the float32
+ *               path). On sm_90 ptxas turns each ex2.approx.f16x2 into two MUFU.EX2.F16
+ *               (seventeenth session's SASS), so neither saves exponential-unit work.
  *   PA_FP8_GAIN P's 2^8 inside the exponent: step 3 computes 2^(x xscale - m xscale + 8)
  *               and l sums those (divided by 2^8 before step 4), so the pack has no
  *               multiply (64 FMUL per warp and 128-key tile fewer).
@@ -218,10 +245,17 @@ struct pa_fp8_cfg {
  *               with 128-key tiles or hd128 with 64-key tiles (the S and O
  *               accumulators' registers), not with pingpong
  *   PA_FP8_K64  key tiles of 64
+ *   PA_FP8_ROWSUM  the row sums l by the tensor cores: V^T gets 8 more rows, all ones
+ *               (written once per stage), so P.V^T's 8 extra output columns are each
+ *               sum(P) over the tile's keys, rescaled with O by alpha; the softmax
+ *               loses its FADD per element (96 per thread and 192-key tile), the
+ *               products gain 8 of 128 (72 of 64) output columns. l is then the sum of
+ *               the e4m3-rounded P that multiplies V, not of the unrounded p.
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
-       PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024 };
+       PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024,
+       PA_FP8_ROWSUM = 2048 };
 /* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
  * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
  * hd128 x 64, two stages; elsewhere it runs with two). */
@@ -231,7 +265,8 @@ constexpr int pa_fp8_nwg(int d, int v) {
   return (v & PA_FP8_WG3) && !(v & PA_FP8_S3) && d * pa_fp8_bk(v) == 8192 ? 3 : 2;
 }
 template <int D, int V>
-using pa_fp8_cfg_of = pa_fp8_cfg<D, pa_fp8_stages(V), pa_fp8_bk(V), pa_fp8_nwg(D, V)>;
+using pa_fp8_cfg_of = pa_fp8_cfg<D, pa_fp8_stages(V), pa_fp8_bk(V), pa_fp8_nwg(D, V),
+                                 (V & PA_FP8_ROWSUM) ? 1 : 0>;
 
 enum {
   PA_FP8_MAX_STAGES = 3,
@@ -261,8 +296,8 @@ __device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d)
 
 /* Transpose one BK-key V tile (src: keys x D bytes, the D-byte swizzle) into V^T (dst: D
  * rows of BK keys, in blocks of VSW keys per row with the VSW-byte swizzle, keys
- * permuted per 16-key group as above): warp `warp` of the producer's four, in units of
- * 16 keys x 32 dims (512 bytes). ldmatrix.x4.trans reads a unit as four 8x8 matrices of
+ * permuted per 16-key group as above; a block holds ROWS rows, D or ROWSUM's D + 8):
+ * warp `warp` of the producer's four, in units of 16 keys x 32 dims (512 bytes). ldmatrix.x4.trans reads a unit as four 8x8 matrices of
  * 16-bit elements (keys 0-7 / 8-15 x dims 0-15 / 16-31; an element is a pair of dims),
  * so lane l = 4j + q receives the 2 x 2 byte blocks (keys 2q, 2q + 1) x (dims 2j, 2j + 1)
  * of keys 0-7 and of keys 8-15; two byte permutes per block pair give a dim's word
@@ -277,7 +312,7 @@ __device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d)
  * (It replaced, in the sixteenth session, a byte transposer of 16 8-byte loads, 80
  * permutes and 8 16-byte stores per 16 keys x 8 dims: 99 against ~230 producer
  * instructions per 192-key tile, +3-4% at hd128 and +4-6% at hd64, decision 107.) */
-template <int D, int BK, int VSW>
+template <int D, int BK, int VSW, int ROWS = D>
 __device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, int warp, int lane) {
   enum { NC = D / 32, WPC = 4 / NC, G = BK / 16, GPB = VSW / 16, UNITS = G / WPC, OFFS = GPB / WPC };
   static_assert(G % WPC == 0 && GPB % WPC == 0, "whole key groups per warp");
@@ -300,18 +335,22 @@ __device__ __forceinline__ void pa_fp8_transpose_v(uint32_t src, uint32_t dst, i
     o[1] = __byte_perm(v[0], v[1], sy);
     o[2] = __byte_perm(v[2], v[3], sx);
     o[3] = __byte_perm(v[2], v[3], sy);
-    pa_stmatrix_x4(off[(WPC * i % GPB) / WPC] + (uint32_t)(WPC * i / GPB * D * VSW), o);
+    pa_stmatrix_x4(off[(WPC * i % GPB) / WPC] + (uint32_t)(WPC * i / GPB * ROWS * VSW), o);
   }
 }
 
 /* Phase timestamps for bench/gpu/fp8_timeline.cu (which defines PA_FP8_TIMELINE before
  * including this file; the library never does): lane 0 of the first warp of each
- * warpgroup (0: the producer, 1-3: consumers) of the blocks of batch entry 0, head 0,
+ * warpgroup (0: the producer, 1-3: consumers) of the blocks of batch entry 0, head
+ * pa_fp8_tl_head (0 unless the harness sets it),
  * query tiles < PA_FP8_TL_BLOCKS, records the SM clock at up to 8 points of each of its
- * first PA_FP8_TL_ITERS loop iterations (slot 8 + k of iteration 0 for the prologue). */
+ * first PA_FP8_TL_ITERS loop iterations (slot 8 + k of iteration 0 for the prologue; of
+ * iteration 0, slot 12 the SM clock and slot 14 the global ns timer at the block's start
+ * (warpgroup 0) and at each consumer's end). */
 #ifdef PA_FP8_TIMELINE
 enum { PA_FP8_TL_BLOCKS = 64, PA_FP8_TL_ITERS = 48 };
 __device__ uint32_t pa_fp8_tl[PA_FP8_TL_BLOCKS][4][PA_FP8_TL_ITERS][16];
+__device__ int pa_fp8_tl_head; /* the head whose blocks record (0: the first wave's) */
 #endif
 #if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE /* 0: the array, no stamps (a control) */
 #  define PA_FP8_STAMP(wg, it, k)                                                              \
@@ -322,8 +361,23 @@ __device__ uint32_t pa_fp8_tl[PA_FP8_TL_BLOCKS][4][PA_FP8_TL_ITERS][16];
         pa_fp8_tl[blockIdx.x][wg][it][k] = c_;                                                 \
       }                                                                                        \
     } while (0)
+#  define PA_FP8_STAMP_NS(wg, it, k) /* the global nanosecond timer's low word */              \
+    do {                                                                                       \
+      if (pa_tl_on && (threadIdx.x & 127) == 0) {                                              \
+        uint32_t c_;                                                                           \
+        asm volatile("mov.u32 %0, %%globaltimer_lo;\n" : "=r"(c_)::"memory");                   \
+        pa_fp8_tl[blockIdx.x][wg][it][k] = c_;                                                 \
+      }                                                                                        \
+    } while (0)
 #else
 #  define PA_FP8_STAMP(wg, it, k) ((void)0)
+#  define PA_FP8_STAMP_NS(wg, it, k) ((void)0)
+#endif
+/* PA_FP8_NO_TRANSPOSE (the timeline harness only, never the library): the producer skips
+ * the V transpose and hands the consumers whatever its V^T slot holds, so that the
+ * kernel's time without the transpose's work can be measured; its results are wrong. */
+#ifndef PA_FP8_NO_TRANSPOSE
+#  define PA_FP8_NO_TRANSPOSE 0
 #endif
 
 template <int D, int V>
@@ -333,6 +387,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   typedef pa_fp8_cfg_of<D, V> cfg;
   static_assert(!(V & PA_FP8_WG3) || (V & PA_FP8_SCHED) != PA_FP8_PINGPONG,
                 "pingpong takes two consumers");
+  static_assert(!(V & PA_FP8_ROWSUM) || !(V & (PA_FP8_F16 | PA_FP8_E16)),
+                "ROWSUM's exponentials are the float32 ones");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
@@ -342,6 +398,9 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     GAIN = (V & PA_FP8_GAIN) != 0 && !FUSED && !EXP16,
     SKIP = (V & PA_FP8_SKIP) != 0,
     TREE = (V & PA_FP8_TREE) != 0,
+    ROWSUM = (V & PA_FP8_ROWSUM) != 0,
+    VT_ROWS = cfg::vt_rows,
+    OT = D / 8 + ROWSUM, /* 8-column chunks of the O accumulator (ROWSUM: + l's) */
     BQ = cfg::block_q,
     BK = cfg::block_k,
     SW = cfg::sw,
@@ -359,6 +418,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   auto s_k = [&](int s) { return s_st + s * cfg::stage_bytes; };
   auto s_v = [&](int s) { return s_st + s * cfg::stage_bytes + cfg::kv_bytes; };
   auto s_vt = [&](int s) { return s_st + s * cfg::stage_bytes + 2 * cfg::kv_bytes; };
+  static_assert(cfg::stage_bytes % 1024 == 0 && (VT_ROWS * VSW) % (8 * VSW) == 0,
+                "V^T blocks on the swizzle's period");
   auto bar = [&](int i) { return pa_hsmem(&bars[i]); };
 
   pa_block_ctx c;
@@ -369,8 +430,11 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   const int tid = threadIdx.x;
   const int bcoord = p.varlen ? 0 : c.b;
 #if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE
-  const bool pa_tl_on = blockIdx.y == 0 && blockIdx.z == 0 && blockIdx.x < PA_FP8_TL_BLOCKS;
+  const bool pa_tl_on =
+      blockIdx.y == pa_fp8_tl_head && blockIdx.z == 0 && blockIdx.x < PA_FP8_TL_BLOCKS;
 #endif
+  PA_FP8_STAMP(0, 0, 12); /* the block's start: slots 12 (clock) and 14 (ns) of iteration 0 */
+  PA_FP8_STAMP_NS(0, 0, 14);
 
   if (tid == 0) {
     pa_mbar_init(bar(PA_FP8_MBAR_Q_FULL), 1);
@@ -400,6 +464,13 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       pa_tma_load_4d(s_v(s), &a.tv, bar(PA_FP8_MBAR_V_FULL + s), 0, krow, c.hk, bcoord);
     };
     const int tiles = n_hi - n_lo;
+    if (ROWSUM) /* V^T's rows D..D+7 of every block and stage: e4m3 1.0 (0x38) in every
+                 * byte; made visible to wgmma by the fence after tile 0's transpose */
+      for (int s = 0; s < STAGES; ++s)
+        for (int j = tid; j < 2 * BK; j += 128)
+          pa_st_shared_b32(s_vt(s) + (uint32_t)((j / (2 * VSW)) * VT_ROWS * VSW + D * VSW +
+                                                4 * (j % (2 * VSW))),
+                           0x38383838u);
     if (tid == 0) {
       pa_mbar_arrive_expect_tx(bar(PA_FP8_MBAR_Q_FULL), cfg::q_bytes);
       pa_tma_load_4d(s_q, &a.tq, bar(PA_FP8_MBAR_Q_FULL), 0, (int)c.seq.q_start + c.i0, c.h,
@@ -415,7 +486,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       PA_FP8_STAMP(0, it, 2);
       pa_mbar_wait(bar(PA_FP8_MBAR_VT_EMPTY + s), ph ^ 1);
       PA_FP8_STAMP(0, it, 3);
-      pa_fp8_transpose_v<D, BK, VSW>(s_v(s), s_vt(s), tid / 32, tid % 32);
+      if (!PA_FP8_NO_TRANSPOSE)
+        pa_fp8_transpose_v<D, BK, VSW, VT_ROWS>(s_v(s), s_vt(s), tid / 32, tid % 32);
       pa_fence_proxy_async(); /* the st.shared above, visible to wgmma */
       __syncwarp();
       if ((tid & 31) == 0) pa_mbar_arrive(bar(PA_FP8_MBAR_VT_FULL + s));
@@ -440,9 +512,9 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   /* fast path: x = raw fp8 dot product, score * log2(e) = x * xscale */
   const float xscale = general ? 1.0f : p.scale * qk_descale * PA_LOG2E;
 
-  float o[O_TILES][4];
+  float o[OT][4]; /* ROWSUM: chunk O_TILES holds the rows' l (all 8 columns) */
 #pragma unroll
-  for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+  for (int d = 0; d < OT; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
   pa_softmax_row sm[2] = {pa_softmax_start(), pa_softmax_start()};
   const uint32_t s_q_wg = s_q + cw * 64 * D; /* this warpgroup's 64 rows */
 
@@ -464,8 +536,9 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     pa_wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < PV_STEPS; ++kk)
-      pa_wgmma_fp8_rs<D>(o, pf[kk],
-                         pa_fp8_desc<VSW>(s_vt(s) + (32 * kk / VSW) * (D * VSW) + 32 * kk % VSW), 1);
+      pa_wgmma_fp8_rs<8 * OT>(
+          o, pf[kk],
+          pa_fp8_desc<VSW>(s_vt(s) + (32 * kk / VSW) * (VT_ROWS * VSW) + 32 * kk % VSW), 1);
     pa_wgmma_commit();
   };
   /* Scores, masks and softmax steps 1-3 (O's rescale by alpha is the caller's). */
@@ -481,6 +554,18 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, false, k0,
                             c.i0 + row0 + (lane >> 2), t);
     pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
+    if (ROWSUM) { /* step 3's exponentials only: l is P.V^T's ones column */
+#pragma unroll
+      for (int r = 0; r < 2; ++r) {
+        const float ref = pa_softmax_ref(&sm[r]) * xscale - (GAIN ? 8.0f : 0.0f);
+#pragma unroll
+        for (int j = 0; j < S_TILES; ++j) {
+          sacc[j][2 * r] = pa_exp2(fmaf(sacc[j][2 * r], xscale, -ref));
+          sacc[j][2 * r + 1] = pa_exp2(fmaf(sacc[j][2 * r + 1], xscale, -ref));
+        }
+      }
+      return;
+    }
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
     if (!FUSED) pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0>(sm, sacc, xscale);
@@ -488,7 +573,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   auto rescale_o = [&](const float (&alpha)[2]) {
     if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) return;
 #pragma unroll
-    for (int d = 0; d < O_TILES; ++d) {
+    for (int d = 0; d < OT; ++d) {
       o[d][0] *= alpha[0];
       o[d][1] *= alpha[0];
       o[d][2] *= alpha[1];
@@ -500,7 +585,10 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     float ref[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) ref[r] = pa_softmax_ref(&sm[r]) * xscale - 8.0f;
-    __half2 sum[2] = {__float2half2_rn(0.0f), __float2half2_rn(0.0f)};
+    /* two f16x2 sums per row (chunks 4kk, 4kk + 1 and 4kk + 2, 4kk + 3): half the
+     * dependent chain, and at most PV_STEPS * 2 terms <= 256 per half (<= 3072) */
+    __half2 sum[2][2] = {{__float2half2_rn(0.0f), __float2half2_rn(0.0f)},
+                         {__float2half2_rn(0.0f), __float2half2_rn(0.0f)}};
 #pragma unroll
     for (int kk = 0; kk < PV_STEPS; ++kk) {
       uint32_t w[4][2]; /* chunk 4kk + c, row r: two e4m3 in 16 bits */
@@ -514,7 +602,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
           uint32_t xi = *reinterpret_cast<const uint32_t *>(&x), yi;
           asm("ex2.approx.f16x2 %0, %1;\n" : "=r"(yi) : "r"(xi));
           const __half2 y = *reinterpret_cast<const __half2 *>(&yi);
-          sum[r] = __hadd2(sum[r], y);
+          sum[r][c4 >> 1] = __hadd2(sum[r][c4 >> 1], y);
           w[c4][r] = (uint32_t)__nv_cvt_halfraw2_to_fp8x2(*reinterpret_cast<const __half2_raw *>(&y),
                                                           __NV_SATFINITE, __NV_E4M3);
         }
@@ -525,7 +613,9 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     }
 #pragma unroll
     for (int r = 0; r < 2; ++r)
-      pa_softmax_accumulate(&sm[r], (__low2float(sum[r]) + __high2float(sum[r])) * (1.0f / 256.0f));
+      pa_softmax_accumulate(&sm[r], ((__low2float(sum[r][0]) + __high2float(sum[r][0])) +
+                                     (__low2float(sum[r][1]) + __high2float(sum[r][1]))) *
+                                        (1.0f / 256.0f));
   };
   /* P * 2^8 to e4m3, packed in place: S chunks 4kk..4kk+3 are the k32 step kk */
   auto pack_p = [&](const float (&sacc)[S_TILES][4], uint32_t (&pf)[PV_STEPS][4]) {
@@ -636,6 +726,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   }
 
   /* Step 4: normalise (and undo the 2^8 of P, apply v's descale); bf16 out, LSE. */
+  if (ROWSUM) /* each lane holds the whole row's sum: the quad's sum in step 4 takes one */
+    for (int r = 0; r < 2; ++r) sm[r].l = t == 0 ? o[O_TILES][2 * r] : 0.0f;
   if (GAIN) sm[0].l *= 1.0f / 256.0f, sm[1].l *= 1.0f / 256.0f; /* l summed 2^8 p */
   float lse[2];
   pa_frag_softmax_normalise(sm, xscale, o, lse);
@@ -653,6 +745,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     if (p.lse.buf && t == 0)
       ((float *)p.lse.ptr)[pa_lse_index(&p.lse, c.b, c.h, i, c.seq.q_start)] = lse[r];
   }
+  PA_FP8_STAMP(1 + cw, 0, 12); /* the consumer's end */
+  PA_FP8_STAMP_NS(1 + cw, 0, 14);
 #else
   __trap(); /* never launched: pa_cuda_hopper_fp8_supports() requires the sm_90a build */
 #endif
@@ -750,7 +844,9 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe-gs-t-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3) \
   X("pipe-gs-t-k64-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64 | PA_FP8_WG3) \
   X("pipe-gs-t-k64", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64) \
-  X("serial-gs-t-wg3", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3)
+  X("serial-gs-t-wg3", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3) \
+  X("pingpong-gs-k192-t-r", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE | PA_FP8_ROWSUM) \
+  X("pipe-gs-t-wg3-r", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3 | PA_FP8_ROWSUM)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum
@@ -759,14 +855,20 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
  * 779.9 against serial's 669.9 (causal 709.6 / 615.4); hd64 559.0 against the
  * two-consumer pipe-gs-k192-t's 475.2 (serial 412.5; causal 484.2 / 434.7). Each passed
  * test_fp8 (outputs within DESIGN's rule; LSE as decision 78) and memcheck, racecheck
- * and synccheck on the H200. */
+ * and synccheck on the H200. Without LSE the hd64 default adds ROWSUM (decision 108,
+ * pa_fp8_variant; seventeenth session: +3-4% at S >= 8192). */
 enum {
   PA_FP8_DEFAULT_D128 = PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE,
   PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3
 };
 
-/* The variant for head dim d: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default. */
-int pa_fp8_variant(int d) {
+/* The variant for problem p: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default
+ * of its head dim, which at hd64 takes l from the tensor cores (ROWSUM) when no LSE is
+ * asked for (decision 108: 3-4% faster there and O's error lower, but l, and so LSE,
+ * would carry the fp8 tensor cores' truncating accumulation; at hd128 the wider P.V
+ * product ate the gain). */
+int pa_fp8_variant(const pa_problem *p) {
+  const int d = p->head_dim;
   struct named {
     const char *name;
     int v;
@@ -777,12 +879,13 @@ int pa_fp8_variant(int d) {
   if (const char *env = getenv("POLYATTN_CUDA_FP8_VARIANT"))
     for (const named &x : variants)
       if (!strcmp(env, x.name)) return x.v;
-  return d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128;
+  if (d == 64) return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
+  return PA_FP8_DEFAULT_D128;
 }
 
 template <int D>
 cudaError_t pa_fp8_run(const pa_problem *p, cudaStream_t stream) {
-  switch (pa_fp8_variant(D)) {
+  switch (pa_fp8_variant(p)) {
 #define PA_FP8_CASE(name, v) \
   case (v): return pa_fp8_launch<D, (v)>(p, stream);
     PA_FP8_VARIANT_LIST(PA_FP8_CASE)
@@ -829,9 +932,9 @@ int pa_cuda_hopper_fp8_supports(const pa_problem *p, const pa_cuda_device *dev, 
   if (p->o.stride_s % 2 || p->o.stride_h % 2 || p->o.stride_b % 2 || p->o.offset % 4)
     PA_NO("the hopper-fp8 kernel stores out in 4-byte pairs: out's offset must be a multiple of "
           "4 bytes and its strides even");
-  const int var = pa_fp8_variant(p->head_dim);
+  const int var = pa_fp8_variant(p);
   const int d = p->head_dim, bk = pa_fp8_bk(var), nwg = pa_fp8_nwg(d, var);
-  const int smem = pa_fp8_smem_bytes(d, pa_fp8_stages(var), bk, nwg);
+  const int smem = pa_fp8_smem_bytes(d, pa_fp8_stages(var), bk, nwg, (var & PA_FP8_ROWSUM) ? 1 : 0);
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the hopper-fp8 kernel needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);

@@ -1,16 +1,19 @@
 /* Where one loop iteration of the FP8 forward's warpgroups spends its cycles (issue 9,
  * sixteenth session): backends/cuda/fwd_hopper_fp8.cu compiled with PA_FP8_TIMELINE
  * (SM-clock stamps at the phase boundaries of the producer's and each consumer's loop,
- * for the blocks of batch entry 0, head 0), run on B2 H16 S8192 (16k tokens), fp8
- * random inputs, the default variant at the given head dim (or the variant number
- * given). Prints, per warpgroup, the median and the 10th / 90th percentiles over
+ * for the blocks of batch entry 0 and head 0 or the one given), run on B2 H16 S8192
+ * (16k tokens), fp8 random inputs, the default variant at the given head dim (or the
+ * variant number given). Prints, per warpgroup, the median and the 10th / 90th percentiles over
  * blocks and iterations 2..tiles-2 of each phase's cycles, the cycles per iteration,
  * and the kernel's time (events, back to back, median of 20); built with
- * -DPA_FP8_TIMELINE=0 it times the same kernel without the stamps (the control).
+ * -DPA_FP8_TIMELINE=0 it times the same kernel without the stamps (the control), and with
+ * -DPA_FP8_TIMELINE=0 -DPA_FP8_NO_TRANSPOSE=1 the kernel without the V transpose's work
+ * (its results wrong: the time a V given already transposed would allow).
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DPA_CUDA_HOPPER_BUILT=1 \
  *     -Ibackends/cuda -Icommon -Iapi/include -Ibackends bench/gpu/fp8_timeline.cu \
  *     -o fp8_timeline -lcuda
- *   fp8_timeline [128|64] [variant number] */
+ *   fp8_timeline [128|64] [variant number (-1: the default)] [head whose blocks record: 0]
+ * The last lines compare whole blocks (start to each consumer's end) with the loop. */
 #ifndef PA_FP8_TIMELINE
 #  define PA_FP8_TIMELINE 1 /* -DPA_FP8_TIMELINE=0: the same harness without stamps */
 #endif
@@ -69,7 +72,7 @@ static int tl_run(int variant) {
   const pa_view bshd = {nullptr, 0, nullptr, (int64_t)S * H * D, (int64_t)H * D, D};
   p.q = p.k = p.v = p.o = bshd;
   p.q.ptr = dq, p.k.ptr = dk, p.v.ptr = dv, p.o.ptr = dout;
-  const int v = variant >= 0 ? variant : pa_fp8_variant(D);
+  const int v = variant >= 0 ? variant : pa_fp8_variant(&p);
   cudaError_t (*launch)(const pa_problem *, cudaStream_t) = nullptr;
   switch (v) {
 #define TL_CASE(name, x) \
@@ -95,12 +98,14 @@ static int tl_run(int variant) {
   }
   std::sort(ms.begin(), ms.end());
   const double flops = 4.0 * B * H * (double)S * S * D;
-  printf("fp8_timeline D=%d variant %d: kernel %s stamps %.4f ms (median of 20), %.1f TFLOP/s\n",
-         D, v, PA_FP8_TIMELINE ? "with" : "without", ms[10], flops / (ms[10] * 1e-3) / 1e12);
+  printf("fp8_timeline D=%d variant %d: kernel %s stamps%s %.4f ms (median of 20), %.1f TFLOP/s\n",
+         D, v, PA_FP8_TIMELINE ? "with" : "without",
+         PA_FP8_NO_TRANSPOSE ? ", V NOT transposed (wrong results)" : "", ms[10],
+         flops / (ms[10] * 1e-3) / 1e12);
   if (!PA_FP8_TIMELINE) return 0;
   std::vector<uint32_t> tl(sizeof(pa_fp8_tl) / 4);
   CK(cudaMemcpyFromSymbol(tl.data(), pa_fp8_tl, sizeof(pa_fp8_tl)));
-  const int bk = pa_fp8_bk(v), tiles = S / bk, nwg = pa_fp8_nwg(D, v);
+  const int bk = pa_fp8_bk(v), tiles = (S + bk - 1) / bk, nwg = pa_fp8_nwg(D, v);
   auto at = [&](int b, int wg, int it, int k) {
     return tl[(((size_t)b * 4 + wg) * PA_FP8_TL_ITERS + it) * 16 + k];
   };
@@ -135,6 +140,28 @@ static int tl_run(int variant) {
     phase(wg, 6, 7, "pack P");
     per_iter(wg, 0);
   }
+  /* whole blocks: start (warpgroup 0) to each consumer's end, in SM cycles and in ns
+   * (their ratio: the SM clock), and what the loop's iterations leave unexplained */
+  for (int wg = 1; wg <= nwg; ++wg) {
+    std::vector<double> cyc, ns, ghz, rest;
+    std::vector<double> it;
+    for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b)
+      for (int i = 2; i < it_hi; ++i)
+        it.push_back((double)(uint32_t)(at(b, wg, i + 1, 0) - at(b, wg, i, 0)));
+    std::sort(it.begin(), it.end());
+    const double it_med = it.empty() ? 0.0 : it[it.size() / 2];
+    for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b) {
+      const double c = (double)(uint32_t)(at(b, wg, 0, 12) - at(b, 0, 0, 12));
+      const double n = (double)(uint32_t)(at(b, wg, 0, 14) - at(b, 0, 0, 14));
+      cyc.push_back(c), ns.push_back(n), ghz.push_back(c / n), rest.push_back(c - tiles * it_med);
+    }
+    printf("consumer %d, whole block (%d key tiles):\n", wg - 1, tiles);
+    tl_print("start to end, cycles", cyc);
+    tl_print("start to end, ns", ns);
+    for (auto &x : ghz) x *= 1000;
+    tl_print("SM clock, GHz x 1000", ghz);
+    tl_print("cycles beyond tiles x iteration", rest);
+  }
   return 0;
 }
 
@@ -148,5 +175,9 @@ int main(int argc, char **argv) {
   }
   const int d = argc > 1 ? atoi(argv[1]) : 128;
   const int v = argc > 2 ? atoi(argv[2]) : -1;
+  if (argc > 3) { /* the head whose blocks record: 8 puts them in the fourth wave */
+    const int head = atoi(argv[3]);
+    CK(cudaMemcpyToSymbol(pa_fp8_tl_head, &head, sizeof head));
+  }
   return d == 64 ? tl_run<64>(v) : tl_run<128>(v);
 }
