@@ -77,10 +77,10 @@ __device__ __forceinline__ void pa_frag_softmax_rescale(pa_softmax_row (&row)[2]
   pa_tile_softmax_rescale<pa_quad_map<DT>>(row, alpha, o);
 }
 
-template <int NT, bool EXP16 = false, int LOG2_GAIN = 0>
+template <int NT, bool EXP16 = false, int LOG2_GAIN = 0, bool SUM = true>
 __device__ __forceinline__ void pa_frag_softmax_accumulate(pa_softmax_row (&row)[2],
                                                            float (&s)[NT][4], float xscale) {
-  pa_tile_softmax_accumulate<pa_quad_map<NT>, EXP16, LOG2_GAIN>(row, s, xscale);
+  pa_tile_softmax_accumulate<pa_quad_map<NT>, EXP16, LOG2_GAIN, SUM>(row, s, xscale);
 }
 
 template <int DT>

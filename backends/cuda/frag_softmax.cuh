@@ -87,8 +87,10 @@ __device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF
  * precision; ampere_softmax.cuh says when that is exact enough).
  * LOG2_GAIN: s becomes 2^LOG2_GAIN * p instead (the factor inside the exponent, no
  * multiply) and l sums those; the caller divides l by the gain before step 4 (the FP8
- * kernel's P offset). */
-template <typename F, bool EXP16 = false, int LOG2_GAIN = 0>
+ * kernel's P offset).
+ * SUM = false: the exponentials only, l untouched (the FP8 kernel's ROWSUM, whose
+ * tensor cores sum P). */
+template <typename F, bool EXP16 = false, int LOG2_GAIN = 0, bool SUM = true>
 __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)[F::rows],
                                                            typename F::frag &s, float xscale) {
 #pragma unroll
@@ -107,9 +109,9 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
         F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
         F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
       }
-      sum += F::at(s, r, k, 0) + F::at(s, r, k, 1);
+      if (SUM) sum += F::at(s, r, k, 0) + F::at(s, r, k, 1);
     }
-    pa_softmax_accumulate(&row[r], sum);
+    if (SUM) pa_softmax_accumulate(&row[r], sum);
   }
 }
 

@@ -353,26 +353,20 @@ __device__ uint32_t pa_fp8_tl[PA_FP8_TL_BLOCKS][4][PA_FP8_TL_ITERS][16];
 __device__ int pa_fp8_tl_head; /* the head whose blocks record (0: the first wave's) */
 #endif
 #if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE /* 0: the array, no stamps (a control) */
-#  define PA_FP8_STAMP(wg, it, k)                                                              \
+/* special register REG ("clock", or "globaltimer_lo": the ns timer's low word) */
+#  define PA_FP8_STAMP_REG(wg, it, k, REG)                                                     \
     do {                                                                                       \
       if (pa_tl_on && (threadIdx.x & 127) == 0 && (it) < PA_FP8_TL_ITERS) {                     \
         uint32_t c_;                                                                           \
-        asm volatile("mov.u32 %0, %%clock;\n" : "=r"(c_)::"memory");                           \
-        pa_fp8_tl[blockIdx.x][wg][it][k] = c_;                                                 \
-      }                                                                                        \
-    } while (0)
-#  define PA_FP8_STAMP_NS(wg, it, k) /* the global nanosecond timer's low word */              \
-    do {                                                                                       \
-      if (pa_tl_on && (threadIdx.x & 127) == 0) {                                              \
-        uint32_t c_;                                                                           \
-        asm volatile("mov.u32 %0, %%globaltimer_lo;\n" : "=r"(c_)::"memory");                   \
+        asm volatile("mov.u32 %0, %%" REG ";\n" : "=r"(c_)::"memory");                          \
         pa_fp8_tl[blockIdx.x][wg][it][k] = c_;                                                 \
       }                                                                                        \
     } while (0)
 #else
-#  define PA_FP8_STAMP(wg, it, k) ((void)0)
-#  define PA_FP8_STAMP_NS(wg, it, k) ((void)0)
+#  define PA_FP8_STAMP_REG(wg, it, k, REG) ((void)0)
 #endif
+#define PA_FP8_STAMP(wg, it, k) PA_FP8_STAMP_REG(wg, it, k, "clock")
+#define PA_FP8_STAMP_NS(wg, it, k) PA_FP8_STAMP_REG(wg, it, k, "globaltimer_lo")
 /* PA_FP8_NO_TRANSPOSE (the timeline harness only, never the library): the producer skips
  * the V transpose and hands the consumers whatever its V^T slot holds, so that the
  * kernel's time without the transpose's work can be measured; its results are wrong. */
@@ -554,21 +548,10 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, false, k0,
                             c.i0 + row0 + (lane >> 2), t);
     pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
-    if (ROWSUM) { /* step 3's exponentials only: l is P.V^T's ones column */
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        const float ref = pa_softmax_ref(&sm[r]) * xscale - (GAIN ? 8.0f : 0.0f);
-#pragma unroll
-        for (int j = 0; j < S_TILES; ++j) {
-          sacc[j][2 * r] = pa_exp2(fmaf(sacc[j][2 * r], xscale, -ref));
-          sacc[j][2 * r + 1] = pa_exp2(fmaf(sacc[j][2 * r + 1], xscale, -ref));
-        }
-      }
-      return;
-    }
-    pa_softmax_rescale(&sm[0], alpha[0]);
-    pa_softmax_rescale(&sm[1], alpha[1]);
-    if (!FUSED) pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0>(sm, sacc, xscale);
+    /* ROWSUM: step 3's exponentials only, l is P.V^T's ones column (set in step 4) */
+    if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
+    if (!FUSED)
+      pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
     if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) return;

@@ -6,8 +6,8 @@
  *   2. S = Q[0:64] . K^T by wgmma m64n128k32 .e4m3 (SS): against a double product;
  *   3. V^T by pa_fp8_transpose_v (four warps) at 128-key tiles, into V^T rows of 128
  *      keys (128-byte swizzle, the layout of 128-key tiles) and of two 64-key blocks
- *      (64-byte swizzle, the layout of 192-key tiles): every byte against the permuted
- *      transpose it should be;
+ *      (64-byte swizzle, the layout of 192-key tiles), the latter also with blocks of
+ *      D + 8 rows (ROWSUM's): every byte against the permuted transpose it should be;
  *   4. O = P . V by wgmma m64nDk32 (RS) with P packed from an accumulator-shaped
  *      array exactly as the kernel's pack_p (no 2^8): against a double product.
  * Prints the errors; exit 1 if any check fails, 2 on a CUDA error, 77 without sm_90.
@@ -28,7 +28,7 @@ __global__ void __launch_bounds__(128, 1)
     fp8_check_kernel(const __grid_constant__ ck_maps m, const float *pg, uint8_t *vraw,
                      uint8_t *vt, float *sg, float *og) {
 #if PA_HOPPER_ARCH_OK
-  enum { SW = D >= 128 ? 128 : 64, KV = 128 * D };
+  enum { SW = D >= 128 ? 128 : 64, KV = 128 * D, VT = 3 * KV + 1024 };
   extern __shared__ __align__(1024) unsigned char smem[];
   __shared__ __align__(8) uint64_t bar;
   const uint32_t s_q = (pa_hsmem(smem) + 1023u) & ~1023u;
@@ -67,12 +67,14 @@ __global__ void __launch_bounds__(128, 1)
     sg[(r0 + 8) * 128 + col + 1] = s[i][3];
   }
 
-  /* 3. V^T with 128- and with 64-byte rows */
+  /* 3. V^T with 128- and with 64-byte rows, and 64-byte rows in blocks of D + 8 rows (the
+   * layout of ROWSUM's 192-key tiles; its rows of ones are not the transposer's) */
   pa_fp8_transpose_v<D, 128, 128>(s_v, s_vt, warp, lane);
   pa_fp8_transpose_v<D, 128, 64>(s_v, s_vt + KV, warp, lane);
+  pa_fp8_transpose_v<D, 128, 64, D + 8>(s_v, s_vt + 2 * KV, warp, lane);
   pa_fence_proxy_async();
   __syncthreads();
-  for (int i = tid; i < 2 * KV; i += 128) vt[i] = base[3 * KV + i];
+  for (int i = tid; i < VT; i += 128) vt[i] = base[3 * KV + i];
 
   /* 4. P from an accumulator-shaped array, packed as the kernel's pack_p */
   float pacc[16][4];
@@ -180,7 +182,8 @@ static int ck_case() {
   CK(cudaMalloc(&dk, KV));
   CK(cudaMalloc(&dv, KV));
   CK(cudaMalloc(&dvraw, KV));
-  CK(cudaMalloc(&dvt, 2 * KV));
+  const int VT = 3 * KV + 1024; /* the kernel's three V^T layouts */
+  CK(cudaMalloc(&dvt, VT));
   CK(cudaMalloc(&dp, 64 * 128 * 4));
   CK(cudaMalloc(&ds, 64 * 128 * 4));
   CK(cudaMalloc(&dout, 64 * D * 4));
@@ -204,28 +207,29 @@ static int ck_case() {
     fprintf(stderr, "pa_fp8_map failed\n");
     return 2;
   }
-  const int smem = 1024 + 5 * KV;
+  const int smem = 1024 + 3 * KV + VT;
   CK(cudaFuncSetAttribute(fp8_check_kernel<D>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   fp8_check_kernel<D><<<1, 128, smem>>>(m, dp, dvraw, dvt, ds, dout);
   CK(cudaGetLastError());
   CK(cudaDeviceSynchronize());
-  uint8_t *hraw = (uint8_t *)malloc(KV), *hvt = (uint8_t *)malloc(2 * KV);
+  uint8_t *hraw = (uint8_t *)malloc(KV), *hvt = (uint8_t *)malloc(VT);
   float *hs = (float *)malloc(64 * 128 * 4), *ho = (float *)malloc(64 * D * 4);
   CK(cudaMemcpy(hraw, dvraw, KV, cudaMemcpyDeviceToHost));
-  CK(cudaMemcpy(hvt, dvt, 2 * KV, cudaMemcpyDeviceToHost));
+  CK(cudaMemcpy(hvt, dvt, VT, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(hs, ds, 64 * 128 * 4, cudaMemcpyDeviceToHost));
   CK(cudaMemcpy(ho, dout, 64 * D * 4, cudaMemcpyDeviceToHost));
-  long bad_raw = 0, bad_vt = 0, bad_w[2] = {0, 0};
+  long bad_raw = 0, bad_vt = 0, bad_w[3] = {0, 0, 0};
   for (int r = 0; r < 128; ++r)
     for (int c = 0; c < D; ++c) bad_raw += hraw[ck_swz(r * D + c, SW)] != hv[r * D + c];
-  for (int w = 0; w < 2; ++w) /* 128-byte rows, 64-byte rows */
+  for (int w = 0; w < 3; ++w) /* 128-byte rows, 64-byte rows, the same in blocks of D + 8 */
     for (int n = 0; n < D; ++n)
       for (int pos = 0; pos < 128; ++pos) {
-        const int vsw = w == 0 ? 128 : 64, blk = pos / vsw, in = pos % vsw;
-        const size_t at = (size_t)w * KV + (size_t)blk * D * vsw + ck_swz(n * vsw + in, vsw);
+        const int vsw = w == 0 ? 128 : 64, rows = w == 2 ? D + 8 : D, blk = pos / vsw;
+        const size_t at =
+            (size_t)w * KV + (size_t)blk * rows * vsw + ck_swz(n * vsw + pos % vsw, vsw);
         bad_w[w] += hvt[at] != hv[(16 * (pos / 16) + ck_kappa(pos % 16)) * D + n];
       }
-  bad_vt = bad_w[0] + bad_w[1];
+  bad_vt = bad_w[0] + bad_w[1] + bad_w[2];
   double es = 0, ms = 0, eo = 0, mo = 0;
   for (int i = 0; i < 64; ++i)
     for (int j = 0; j < 128; ++j) {
@@ -251,9 +255,9 @@ static int ck_case() {
   const double tol_s = 2.0 * (D / 32) * ldexp(1.0, -12), tol_o = 2.0 * 4 * ldexp(1.0, -12);
   const bool ok = bad_raw == 0 && bad_vt == 0 && es <= tol_s * ms && eo <= tol_o * mo;
   printf("fp8_check D=%d: TMA swizzle-%d image %ld bad bytes; S (SS k32) max err %.3g of %.3g; "
-         "V^T %ld bad bytes (128-byte rows %ld, 64-byte rows %ld); O (RS k32) max err %.3g of "
-         "%.3g: %s\n",
-         D, SW, bad_raw, es, ms, bad_vt, bad_w[0], bad_w[1], eo, mo, ok ? "ok" : "FAIL");
+         "V^T %ld bad bytes (128-byte rows %ld, 64-byte rows %ld, in D + 8 row blocks %ld); O "
+         "(RS k32) max err %.3g of %.3g: %s\n",
+         D, SW, bad_raw, es, ms, bad_vt, bad_w[0], bad_w[1], bad_w[2], eo, mo, ok ? "ok" : "FAIL");
   return ok ? 0 : 1;
 }
 

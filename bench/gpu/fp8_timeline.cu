@@ -116,12 +116,13 @@ static int tl_run(int variant) {
       for (int it = 2; it < it_hi; ++it) d.push_back((double)(uint32_t)(at(b, wg, it, k1) - at(b, wg, it, k0)));
     tl_print(what, d);
   };
-  auto per_iter = [&](int wg, int k) {
+  auto iters = [&](int wg, int k) { /* cycles from stamp k of one iteration to the next's */
     std::vector<double> d;
     for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b)
       for (int it = 2; it < it_hi; ++it) d.push_back((double)(uint32_t)(at(b, wg, it + 1, k) - at(b, wg, it, k)));
-    tl_print("one iteration (k = key tile)", d);
+    return d;
   };
+  auto per_iter = [&](int wg, int k) { tl_print("one iteration (k = key tile)", iters(wg, k)); };
   printf("producer (warp 0; thread 0 also issues the TMA copies), cycles:\n");
   phase(0, 0, 1, "issue next tile's K, V (thread 0)");
   phase(0, 1, 2, "wait: V landed");
@@ -143,11 +144,7 @@ static int tl_run(int variant) {
   /* whole blocks: start (warpgroup 0) to each consumer's end, in SM cycles and in ns
    * (their ratio: the SM clock), and what the loop's iterations leave unexplained */
   for (int wg = 1; wg <= nwg; ++wg) {
-    std::vector<double> cyc, ns, ghz, rest;
-    std::vector<double> it;
-    for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b)
-      for (int i = 2; i < it_hi; ++i)
-        it.push_back((double)(uint32_t)(at(b, wg, i + 1, 0) - at(b, wg, i, 0)));
+    std::vector<double> cyc, ns, ghz, rest, it = iters(wg, 0);
     std::sort(it.begin(), it.end());
     const double it_med = it.empty() ? 0.0 : it[it.size() / 2];
     for (int b = 0; b < PA_FP8_TL_BLOCKS && b < S / (64 * nwg); ++b) {
