@@ -162,6 +162,14 @@ __device__ __forceinline__ uint32_t pa_pack2<__nv_bfloat16>(float lo, float hi) 
   return *reinterpret_cast<uint32_t *>(&h);
 }
 
+/* One float rounded to nearest even into T (__half or __nv_bfloat16). */
+template <typename T>
+__device__ __forceinline__ T pa_from_f32(float x);
+template <>
+__device__ __forceinline__ __half pa_from_f32<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 pa_from_f32<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
+
 /* 2^x on the SFU (MUFU.EX2); 2^-inf = +0, which is how masked scores vanish. */
 __device__ __forceinline__ float pa_exp2(float x) {
   float y;

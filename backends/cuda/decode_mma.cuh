@@ -121,6 +121,30 @@ constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payl
  * per (batch entry, kv head) at Sk 4k) is one L2 round trip. */
 __host__ __device__ constexpr int ticket_batch(int v) { return 2 * mma_warps_max(v); }
 
+/* Timeline stamps (PA_DECODE_TL builds only: bench/gpu/decode_timeline.cu): slot k of
+ * this block's kDecodeTlSlots words gets the global timer (ns). Slots: 0 block start,
+ * 1 SM id, 2 + w warp w's first tile landed, 10 + w warp w's loop end (w < 8), 18 the
+ * block's partials written, 19 its ticket taken (cluster merge: the cluster's barrier
+ * passed), 20 the merge done (the last block; cluster: every block), 21 whether 20 is set. */
+constexpr int kDecodeTlSlots = 32;
+#if PA_DECODE_TL
+__device__ __forceinline__ unsigned long long decode_tl_now() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+#  define PA_DECODE_STAMP(k, value)                                                           \
+    do {                                                                                     \
+      if (L.tl)                                                                              \
+        L.tl[((size_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *      \
+                 kDecodeTlSlots + (k)] = (value);                                            \
+    } while (0)
+#else
+#  define PA_DECODE_STAMP(k, value) \
+    do {                            \
+    } while (0)
+#endif
+
 /* Programmatic dependent launch: pdl.cuh (the host asks for it on sm_90 only:
  * decode_arch90()). */
 
@@ -137,20 +161,29 @@ __device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, 
   return old;
 }
 
-/* The ticket merge's second half, run by every block after its warps wrote their
- * partials: the arrival (barrier, then one release), and in the last block of the
- * (batch entry, kv head) the merge of its R rows over all L.splits splits, in
- * split order (the order of decode_merge_kernel, so results do not depend on which
- * block arrives last). Each thread merges 4 columns of one row; it loads the m, l
- * and O of kTicketBatch splits at once (one L2 round trip in all when splits <= kTicketBatch).
- * Partials are read with ld.global.cg: other blocks wrote them, so not from L1. */
-template <int kTicketBatch>
+/* The ticket merge, run by every block after its warps wrote their partials: the arrival
+ * (barrier, then one release), and in the last block of the (batch entry, kv head) the
+ * merge of its R rows over all L.splits splits in split order (so results do not depend
+ * on which block arrives last). Each thread merges 4 columns of one row: per batch of
+ * kTicketBatch splits it loads their m, l and O at once (clamped indices, no branches:
+ * one L2 round trip per batch, one batch in all when splits <= kTicketBatch, as at Sk
+ * 4k), then folds the batch into running (m, l, O) sums against the batch's maximum.
+ * The code is kept short on purpose: it runs once per block, at the end, from a cold
+ * instruction cache, and it is the last thing a call waits for (bench/RESULTS.md,
+ * eighteenth session). Partials are read with ld.global.cg: other blocks wrote them,
+ * so not from L1. */
+template <typename T, int kTicketBatch>
 __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
                                           int b, int hkv, int G, int R, int64_t row0) {
   __shared__ int last;
   __syncthreads(); /* every warp's partial is written (the release below covers them) */
   if (threadIdx.x == 0) {
+#if PA_DECODE_TL
+    PA_DECODE_STAMP(18, decode_tl_now());
+#endif
     unsigned long long *w = L.tickets + (size_t)b * p.heads_kv + hkv;
+    /* The word loaded first: guessing the last arrival's word instead (no load) measured
+     * 0.3-0.6 us slower at Sk 4k, the pair's two blocks often arriving together. */
     unsigned long long cur = __ldcg(w), seen;
     for (;;) {
       seen = cur >> 16 == kTicketTag ? (cur & 0xffffull) : 0ull;
@@ -158,6 +191,9 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
       if (prev == cur) break;
       cur = prev;
     }
+#if PA_DECODE_TL
+    PA_DECODE_STAMP(19, decode_tl_now());
+#endif
     last = seen + 1 == gridDim.x;
     if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
   }
@@ -170,64 +206,51 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
     const int r = idx / dv4, d = (idx - r * dv4) * 4;
     const int i = r / G, h = hkv * G + r % G;
     const int64_t at0 = (row0 + i) * p.heads_q + h;
-    /* The first kTicketBatch splits' m, l and O at once; the rows' common maximum over
-     * those and any further splits' m (one round trip in all when splits <= kTicketBatch,
-     * as at Sk 4k); then the splits merged in order, further batches loaded as they come. */
-    float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
-    auto load_batch = [&](int s0) {
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k) {
-        const int s = s0 + k;
-        mv[k] = -INFINITY, lv[k] = 0.0f;
-        ov[k][0] = ov[k][1] = ov[k][2] = ov[k][3] = 0.0f;
-        if (s < ns) {
-          const int64_t at = at0 + s * stride;
-          mv[k] = __ldcg(L.part_m + at);
-          lv[k] = __ldcg(L.part_l + at);
-#pragma unroll
-          for (int e = 0; e < 4; ++e) ov[k][e] = __ldcg(L.part_o + at * Dv + d + e);
-        }
-      }
-    };
-    load_batch(0);
-    float mx = -INFINITY;
-#pragma unroll
-    for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
-    for (int s0 = kTicketBatch; s0 < ns; s0 += kTicketBatch) {
-      float mb[kTicketBatch];
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k)
-        mb[k] = s0 + k < ns ? __ldcg(L.part_m + at0 + (s0 + k) * stride) : -INFINITY;
-#pragma unroll
-      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mb[k]);
-    }
-    pa_softmax_row total;
-    total.m = mx;
-    total.l = 0.0f;
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    float m_run = -INFINITY, l_run = 0.0f, acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll 1
     for (int s0 = 0; s0 < ns; s0 += kTicketBatch) {
-      if (s0 > 0) load_batch(s0);
+      float mv[kTicketBatch], lv[kTicketBatch], ov[kTicketBatch][4];
 #pragma unroll
       for (int k = 0; k < kTicketBatch; ++k) {
-        if (s0 + k >= ns) break;
-        pa_softmax_row part, base = total;
-        part.m = mv[k];
-        part.l = lv[k];
-        float keep_base, scale;
-        pa_softmax_merge(base, part, &keep_base, &scale);
-        total.l = fmaf(part.l, scale, total.l);
-        if (scale != 0.0f)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) acc[e] = fmaf(scale, ov[k][e], acc[e]);
+        const int64_t at = at0 + (int64_t)min(s0 + k, ns - 1) * stride; /* past ns: a copy, weight 0 */
+        mv[k] = s0 + k < ns ? __ldcg(L.part_m + at) : -INFINITY;
+        lv[k] = __ldcg(L.part_l + at);
+        /* one 16-byte load: part_o is 16-byte aligned (parts_base), Dv % 8 == 0 */
+        const float4 v = __ldcg(reinterpret_cast<const float4 *>(L.part_o + at * Dv + d));
+        ov[k][0] = v.x, ov[k][1] = v.y, ov[k][2] = v.z, ov[k][3] = v.w;
       }
-    }
-    const float norm = pa_softmax_normaliser(&total);
-    const int64_t o_at = pa_view_row(&p.o, b, i, seq.q_start, h) + d;
+      float mx = m_run;
 #pragma unroll
-    for (int e = 0; e < 4; ++e) pa_store_f32(p.o.ptr, o_at + e, p.dtype, acc[e] * norm);
+      for (int k = 0; k < kTicketBatch; ++k) mx = fmaxf(mx, mv[k]);
+      /* pa_softmax_merge's factors against mx, which is >= every m folded so far */
+      const float keep = m_run == -INFINITY ? 0.0f : __expf(m_run - mx);
+      l_run *= keep;
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[e] *= keep;
+#pragma unroll
+      for (int k = 0; k < kTicketBatch; ++k) {
+        const float f = mv[k] == -INFINITY ? 0.0f : __expf(mv[k] - mx);
+        l_run = fmaf(lv[k], f, l_run);
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc[e] = f != 0.0f ? fmaf(f, ov[k][e], acc[e]) : acc[e];
+      }
+      m_run = mx;
+    }
+    const float norm = l_run > 0.0f ? 1.0f / l_run : 0.0f;
+    T *o = static_cast<T *>(p.o.ptr) + pa_view_row(&p.o, b, i, seq.q_start, h) + d;
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[e] = pa_from_f32<T>(acc[e] * norm);
     if (p.lse.buf && d == 0)
-      static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] = pa_softmax_lse(&total);
+      static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] =
+          l_run > 0.0f ? m_run + logf(l_run) : -INFINITY;
   }
+#if PA_DECODE_TL
+  __syncthreads(); /* every thread's share merged */
+  if (threadIdx.x == 0) {
+    PA_DECODE_STAMP(20, decode_tl_now());
+    PA_DECODE_STAMP(21, 1ull);
+  }
+#endif
 }
 
 template <typename T, int DB, int V>
@@ -249,6 +272,15 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   char *const smem = smem_raw + ((kMmaSmemAlign - (pa_smem_addr(smem_raw) & (kMmaSmemAlign - 1))) &
                                  (kMmaSmemAlign - 1));
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+#if PA_DECODE_TL
+  if (threadIdx.x == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    PA_DECODE_STAMP(0, decode_tl_now());
+    PA_DECODE_STAMP(1, sm);
+    PA_DECODE_STAMP(21, 0ull);
+  }
+#endif
   const int g = lane >> 2, t = lane & 3;
   const int b = blockIdx.z, hkv = blockIdx.y;
   const int G = p.heads_q / p.heads_kv, D = p.head_dim, Dv = p.head_dim_v;
@@ -401,6 +433,9 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     pa_cp_async_commit();
     pa_cp_async_wait<kMmaStages - 1>();
     __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
+#if PA_DECODE_TL
+    if (it == 0 && lane == 0) PA_DECODE_STAMP(2 + warp, decode_tl_now());
+#endif
 
     /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */
     float s[NT][4];
@@ -465,6 +500,9 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     comp_n = next_kept(comp_n + 1);
   }
   pa_cp_async_wait<0>();
+#if PA_DECODE_TL
+  if (lane == 0) PA_DECODE_STAMP(10 + warp, decode_tl_now());
+#endif
   const int64_t row0 = p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
   float l_row[2];
 #pragma unroll
@@ -490,7 +528,13 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
         pl[warp * kMmaRows + r] = l_row[rr];
       }
     }
+#if PA_DECODE_TL
+    if (threadIdx.x == 0) PA_DECODE_STAMP(18, decode_tl_now());
+#endif
     cluster.sync(); /* every block's partials are visible to the cluster */
+#if PA_DECODE_TL
+    if (threadIdx.x == 0) PA_DECODE_STAMP(19, decode_tl_now());
+#endif
 
     /* 2. Per row, the splits' factors against the rows' common maximum, in split order
      *    (split s = rank * warps + warp: the order of decode_merge_kernel). The remote
@@ -574,6 +618,12 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
       pa_store_f32(p.o.ptr, at + 3, p.dtype, acc.w * norm[r]);
     }
     cluster.sync(); /* no block leaves while another may still read its shared memory */
+#if PA_DECODE_TL
+    if (threadIdx.x == 0) {
+      PA_DECODE_STAMP(20, decode_tl_now());
+      PA_DECODE_STAMP(21, 1ull);
+    }
+#endif
     return;
   }
 #endif
@@ -587,16 +637,23 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     const int64_t at = ((int64_t)split * L.rows_total + row0 + i) * p.heads_q + row_h[rr];
     float *dst = L.part_o + at * Dv;
 #pragma unroll
-    for (int n = 0; n < DT; ++n) {
+    for (int n = 0; n < DT; ++n) { /* Dv % 8 == 0 here; part_o 16-byte aligned (parts_base) */
       const int d = n * 8 + 2 * t;
-      if (d < Dv) dst[d] = o[n][2 * rr], dst[d + 1] = o[n][2 * rr + 1]; /* any 4-byte workspace */
+      if (d < Dv) *reinterpret_cast<float2 *>(dst + d) = make_float2(o[n][2 * rr], o[n][2 * rr + 1]);
     }
     if (t == 0) {
       L.part_m[at] = row[rr].m == -INFINITY ? -INFINITY : row[rr].m * xscale * PA_LN2;
       L.part_l[at] = l;
     }
   }
-  if (L.merge == kMergeTicket) ticket_merge<ticket_batch(V)>(p, L, seq, b, hkv, G, R, row0);
+  if (L.merge == kMergeTicket) ticket_merge<T, ticket_batch(V)>(p, L, seq, b, hkv, G, R, row0);
+#if PA_DECODE_TL
+  else if (threadIdx.x == 0) { /* the merge kernel's blocks come later: no merge stamp here */
+    const unsigned long long now = decode_tl_now();
+    PA_DECODE_STAMP(18, now);
+    PA_DECODE_STAMP(19, now);
+  }
+#endif
 #else
   __trap(); /* pa_cuda_decode_supports() never plans this path below sm_80 */
 #endif

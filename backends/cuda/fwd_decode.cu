@@ -94,6 +94,12 @@ enum decode_merge { kMergeKernel = 0, kMergePdl = 1, kMergeCluster = 2, kMergeTi
 constexpr int kMergeDefault = kMergeTicket; /* sixth session, decision 81 (bench/RESULTS.md) */
 constexpr int kEarlyDefault = 1; /* K/V before Q: Sk 4k 43.0 -> 41.7 us (graph replay), decision 72 */
 
+/* PA_DECODE_TL=1 (bench/gpu/decode_timeline.cu only): the tensor-core kernel writes
+ * global-timer stamps of each block's phases to decode_plan::tl (decode_mma.cuh). */
+#ifndef PA_DECODE_TL
+#  define PA_DECODE_TL 0
+#endif
+
 /* Everything both kernels need besides the problem; decode_plan fills it. */
 struct decode_plan {
   int bucket;          /* head-dim bucket >= max(D, Dv): 64, 128 or 256 */
@@ -113,6 +119,9 @@ struct decode_plan {
   float *part_o;       /* [splits][rows_total][Hq][Dv] */
   float *part_m, *part_l; /* [splits][rows_total][Hq] */
   unsigned long long *tickets; /* kMergeTicket: [batch][heads_kv] arrival words, 8-byte aligned */
+#if PA_DECODE_TL
+  unsigned long long *tl; /* [blocks][kDecodeTlSlots] stamps, or null */
+#endif
 };
 
 int bucket_of(int d) { return d <= 64 ? 64 : d <= 128 ? 128 : 256; }
@@ -186,6 +195,13 @@ int merge_mode(const pa_cuda_device *dev) {
                                                                             : want;
 }
 
+/* The partials start at the first 16-byte boundary of the workspace (the plan adds the
+ * slack): the tensor-core kernel writes O's partials as float2 and its last block reads
+ * them as float4. */
+constexpr size_t kPartsAlign = 16;
+char *parts_base(void *workspace) {
+  return reinterpret_cast<char *>(((uintptr_t)workspace + kPartsAlign - 1) / kPartsAlign * kPartsAlign);
+}
 /* Ticket merge: bytes of the workspace before the arrival words (the partials, then
  * up to 8 bytes to align them), and whether each call zeroes them first
  * (POLYATTN_CUDA_DECODE_TICKET_ZERO=1: a memset per call, for measuring what the
@@ -318,10 +334,24 @@ decode_plan make_plan(const pa_problem *p, const pa_cuda_device *dev) {
   if (L.merge == kMergeCluster && L.splits / unit > kClusterMaxBlocks) L.merge = kMergeKernel;
 #endif
   L.workspace = L.merge == kMergeCluster ? 0 /* partials stay in shared memory */
-                : parts_bytes(p, L);
+                : kPartsAlign - 1 + parts_bytes(p, L);
   if (L.merge == kMergeTicket) /* the arrival words, aligned to 8 bytes in any workspace */
     L.workspace += 8 + (size_t)p->batch * (size_t)p->heads_kv * sizeof(unsigned long long);
   return L;
+}
+
+/* The plan's pointers into the caller's workspace: the partials from its first 16-byte
+ * boundary, the ticket merge's arrival words after them (8-byte aligned). */
+void bind_workspace(const pa_problem *p, decode_plan *L, void *workspace) {
+  if (!L->workspace) return;
+  const size_t n_part = (size_t)L->splits * (size_t)L->rows_total * (size_t)p->heads_q;
+  L->part_o = reinterpret_cast<float *>(parts_base(workspace));
+  L->part_m = L->part_o + n_part * (size_t)p->head_dim_v;
+  L->part_l = L->part_m + n_part;
+  if (L->merge == kMergeTicket) {
+    const uintptr_t at = (uintptr_t)parts_base(workspace) + parts_bytes(p, *L);
+    L->tickets = reinterpret_cast<unsigned long long *>((at + 7) / 8 * 8);
+  }
 }
 
 /* ------------------------------------------------------------ device helpers */
@@ -896,15 +926,8 @@ cudaError_t pa_cuda_decode_forward(const pa_problem *p, const pa_cuda_device *de
     return cudaSuccess; /* no row to write */
   decode_plan L = make_plan(p, dev);
   if (!workspace && L.workspace) return cudaErrorInvalidValue; /* the plan asked for it */
-  const size_t n_part = (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q;
-  if (L.workspace) {
-    L.part_o = static_cast<float *>(workspace);
-    L.part_m = L.part_o + n_part * (size_t)p->head_dim_v;
-    L.part_l = L.part_m + n_part;
-  }
+  bind_workspace(p, &L, workspace);
   if (L.merge == kMergeTicket) {
-    const uintptr_t at = (uintptr_t)workspace + parts_bytes(p, L);
-    L.tickets = reinterpret_cast<unsigned long long *>((at + 7) / 8 * 8);
     if (ticket_zero()) {
       const cudaError_t z = cudaMemsetAsync(L.tickets, 0,
                                             (size_t)p->batch * p->heads_kv * sizeof(unsigned long long), stream);
