@@ -122,11 +122,19 @@ constexpr unsigned long long kTicketTag = 0x7ff5dec0de11ull; /* a float NaN payl
 __host__ __device__ constexpr int ticket_batch(int v) { return 2 * mma_warps_max(v); }
 
 /* Timeline stamps (PA_DECODE_TL builds only: bench/gpu/decode_timeline.cu): slot k of
- * this block's kDecodeTlSlots words gets the global timer (ns). Slots: 0 block start,
- * 1 SM id, 2 + w warp w's first tile landed, 10 + w warp w's loop end (w < 8), 18 the
- * block's partials written, 19 its ticket taken (cluster merge: the cluster's barrier
- * passed), 20 the merge done (the last block; cluster: every block), 21 whether 20 is set. */
+ * this block's kDecodeTlSlots words gets the global timer (ns) or a value; in the
+ * library the macros are empty. */
 constexpr int kDecodeTlSlots = 32;
+enum decode_tl_slot {
+  kTlStart = 0,      /* block start */
+  kTlSm = 1,         /* its SM id */
+  kTlFirstTile = 2,  /* + w: warp w's first tile landed (w < 8) */
+  kTlLoopEnd = 10,   /* + w: warp w's loop ended */
+  kTlPartials = 18,  /* the block's partials written */
+  kTlTicket = 19,    /* its ticket taken (cluster merge: the cluster's barrier passed) */
+  kTlMerged = 20,    /* the merge done (the last block; cluster: every block) */
+  kTlMergedFlag = 21 /* 1 when kTlMerged is set */
+};
 #if PA_DECODE_TL
 __device__ __forceinline__ unsigned long long decode_tl_now() {
   unsigned long long t;
@@ -139,10 +147,12 @@ __device__ __forceinline__ unsigned long long decode_tl_now() {
         L.tl[((size_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) *      \
                  kDecodeTlSlots + (k)] = (value);                                            \
     } while (0)
+#  define PA_DECODE_STAMP_NOW(k) PA_DECODE_STAMP(k, decode_tl_now())
 #else
 #  define PA_DECODE_STAMP(k, value) \
     do {                            \
     } while (0)
+#  define PA_DECODE_STAMP_NOW(k) PA_DECODE_STAMP(k, 0)
 #endif
 
 /* Programmatic dependent launch: pdl.cuh (the host asks for it on sm_90 only:
@@ -178,9 +188,7 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
   __shared__ int last;
   __syncthreads(); /* every warp's partial is written (the release below covers them) */
   if (threadIdx.x == 0) {
-#if PA_DECODE_TL
-    PA_DECODE_STAMP(18, decode_tl_now());
-#endif
+    PA_DECODE_STAMP_NOW(kTlPartials);
     unsigned long long *w = L.tickets + (size_t)b * p.heads_kv + hkv;
     /* The word loaded first: guessing the last arrival's word instead (no load) measured
      * 0.3-0.6 us slower at Sk 4k, the pair's two blocks often arriving together. */
@@ -191,9 +199,7 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
       if (prev == cur) break;
       cur = prev;
     }
-#if PA_DECODE_TL
-    PA_DECODE_STAMP(19, decode_tl_now());
-#endif
+    PA_DECODE_STAMP_NOW(kTlTicket);
     last = seen + 1 == gridDim.x;
     if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
   }
@@ -236,19 +242,21 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
       }
       m_run = mx;
     }
-    const float norm = l_run > 0.0f ? 1.0f / l_run : 0.0f;
+    pa_softmax_row total;
+    total.m = m_run;
+    total.l = l_run;
+    const float norm = pa_softmax_normaliser(&total);
     T *o = static_cast<T *>(p.o.ptr) + pa_view_row(&p.o, b, i, seq.q_start, h) + d;
 #pragma unroll
     for (int e = 0; e < 4; ++e) o[e] = pa_from_f32<T>(acc[e] * norm);
     if (p.lse.buf && d == 0)
-      static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] =
-          l_run > 0.0f ? m_run + logf(l_run) : -INFINITY;
+      static_cast<float *>(p.lse.ptr)[pa_lse_index(&p.lse, b, h, i, seq.q_start)] = pa_softmax_lse(&total);
   }
 #if PA_DECODE_TL
   __syncthreads(); /* every thread's share merged */
   if (threadIdx.x == 0) {
-    PA_DECODE_STAMP(20, decode_tl_now());
-    PA_DECODE_STAMP(21, 1ull);
+    PA_DECODE_STAMP_NOW(kTlMerged);
+    PA_DECODE_STAMP(kTlMergedFlag, 1ull);
   }
 #endif
 }
@@ -276,9 +284,9 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   if (threadIdx.x == 0) {
     unsigned sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-    PA_DECODE_STAMP(0, decode_tl_now());
-    PA_DECODE_STAMP(1, sm);
-    PA_DECODE_STAMP(21, 0ull);
+    PA_DECODE_STAMP_NOW(kTlStart);
+    PA_DECODE_STAMP(kTlSm, sm);
+    PA_DECODE_STAMP(kTlMergedFlag, 0ull);
   }
 #endif
   const int g = lane >> 2, t = lane & 3;
@@ -433,9 +441,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     pa_cp_async_commit();
     pa_cp_async_wait<kMmaStages - 1>();
     __syncwarp(); /* every lane's copies of tile comp_n are visible to the warp */
-#if PA_DECODE_TL
-    if (it == 0 && lane == 0) PA_DECODE_STAMP(2 + warp, decode_tl_now());
-#endif
+    if (it == 0 && lane == 0) PA_DECODE_STAMP_NOW(kTlFirstTile + warp);
 
     /* S = Q . K^T; x4 matrices: keys 0-7 / 8-15 of a 16-key pair x dims 0-7 / 8-15. */
     float s[NT][4];
@@ -500,9 +506,7 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
     comp_n = next_kept(comp_n + 1);
   }
   pa_cp_async_wait<0>();
-#if PA_DECODE_TL
-  if (lane == 0) PA_DECODE_STAMP(10 + warp, decode_tl_now());
-#endif
+  if (lane == 0) PA_DECODE_STAMP_NOW(kTlLoopEnd + warp);
   const int64_t row0 = p.varlen ? seq.q_start : (int64_t)b * p.seqlen_q;
   float l_row[2];
 #pragma unroll
@@ -528,13 +532,9 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
         pl[warp * kMmaRows + r] = l_row[rr];
       }
     }
-#if PA_DECODE_TL
-    if (threadIdx.x == 0) PA_DECODE_STAMP(18, decode_tl_now());
-#endif
+    if (threadIdx.x == 0) PA_DECODE_STAMP_NOW(kTlPartials);
     cluster.sync(); /* every block's partials are visible to the cluster */
-#if PA_DECODE_TL
-    if (threadIdx.x == 0) PA_DECODE_STAMP(19, decode_tl_now());
-#endif
+    if (threadIdx.x == 0) PA_DECODE_STAMP_NOW(kTlTicket);
 
     /* 2. Per row, the splits' factors against the rows' common maximum, in split order
      *    (split s = rank * warps + warp: the order of decode_merge_kernel). The remote
@@ -618,12 +618,10 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
       pa_store_f32(p.o.ptr, at + 3, p.dtype, acc.w * norm[r]);
     }
     cluster.sync(); /* no block leaves while another may still read its shared memory */
-#if PA_DECODE_TL
     if (threadIdx.x == 0) {
-      PA_DECODE_STAMP(20, decode_tl_now());
-      PA_DECODE_STAMP(21, 1ull);
+      PA_DECODE_STAMP_NOW(kTlMerged);
+      PA_DECODE_STAMP(kTlMergedFlag, 1ull);
     }
-#endif
     return;
   }
 #endif
@@ -648,10 +646,12 @@ __global__ void __launch_bounds__(mma_warps_max(V) * kWarpSize)
   }
   if (L.merge == kMergeTicket) ticket_merge<T, ticket_batch(V)>(p, L, seq, b, hkv, G, R, row0);
 #if PA_DECODE_TL
-  else if (threadIdx.x == 0) { /* the merge kernel's blocks come later: no merge stamp here */
-    const unsigned long long now = decode_tl_now();
-    PA_DECODE_STAMP(18, now);
-    PA_DECODE_STAMP(19, now);
+  if (L.merge != kMergeTicket) { /* the merge kernel's blocks come later: the block's end */
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      PA_DECODE_STAMP_NOW(kTlPartials);
+      PA_DECODE_STAMP_NOW(kTlTicket);
+    }
   }
 #endif
 #else

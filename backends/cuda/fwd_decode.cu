@@ -202,10 +202,8 @@ constexpr size_t kPartsAlign = 16;
 char *parts_base(void *workspace) {
   return reinterpret_cast<char *>(((uintptr_t)workspace + kPartsAlign - 1) / kPartsAlign * kPartsAlign);
 }
-/* Ticket merge: bytes of the workspace before the arrival words (the partials, then
- * up to 8 bytes to align them), and whether each call zeroes them first
- * (POLYATTN_CUDA_DECODE_TICKET_ZERO=1: a memset per call, for measuring what the
- * tagged words save; decode_mma.cuh explains the tag). */
+/* Bytes of the partials (O, m, l of every split and row); the ticket merge's arrival
+ * words follow them, 8-byte aligned (bind_workspace). */
 size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
   return (size_t)L.splits * (size_t)L.rows_total * (size_t)p->heads_q *
          ((size_t)p->head_dim_v + 2) * sizeof(float);
@@ -240,6 +238,9 @@ int variant_mode() {
   return 0;
 #endif
 }
+/* Whether each call zeroes the ticket words first (POLYATTN_CUDA_DECODE_TICKET_ZERO=1:
+ * a memset per call, for measuring what the tagged words save; decode_mma.cuh explains
+ * the tag). */
 int ticket_zero() {
   const char *env = getenv("POLYATTN_CUDA_DECODE_TICKET_ZERO");
   return env && *env && strcmp(env, "0") != 0;

@@ -11,7 +11,7 @@
  * The plan's settings (POLYATTN_CUDA_DECODE_SPLITS, _WARPS, _VARIANT, _MERGE) apply.
  *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -Ibackends/cuda -Icommon \
  *     -Iapi/include -Ibackends bench/gpu/decode_timeline.cu -o decode_timeline
- *   decode_timeline [Sk 4096] [calls per graph 12] [replays 15] */
+ *   decode_timeline [Sk 4096] [calls per graph 12] [replays 21] */
 #ifndef PA_DECODE_TL
 #  define PA_DECODE_TL 1 /* -DPA_DECODE_TL=0: the same harness without stamps */
 #endif
@@ -38,7 +38,7 @@ static void tl_print(const char *what, std::vector<double> v) {
 int main(int argc, char **argv) {
   const int Sk = argc > 1 ? atoi(argv[1]) : 4096;
   const int calls = argc > 2 ? atoi(argv[2]) : 12;
-  const int reps = argc > 3 ? atoi(argv[3]) : 15;
+  const int reps = argc > 3 ? atoi(argv[3]) : 21;
   const int B = 8, Hq = 32, Hkv = 8, D = 128;
 
   cudaDeviceProp prop;
@@ -104,10 +104,12 @@ int main(int argc, char **argv) {
   const size_t ws_bytes = std::max<size_t>(L.workspace, 256); /* the cluster merge needs none */
   CK(cudaMalloc(&ws, ws_bytes));
   CK(cudaMemset(ws, 0, ws_bytes));
-  unsigned long long *tl = nullptr;
+  unsigned long long *tl = nullptr; /* the stamps; none in the control build */
   const size_t tl_words = (size_t)calls * blocks * kDecodeTlSlots;
-  CK(cudaMalloc(&tl, tl_words * 8));
-  CK(cudaMemset(tl, 0, tl_words * 8));
+  if (PA_DECODE_TL) {
+    CK(cudaMalloc(&tl, tl_words * 8));
+    CK(cudaMemset(tl, 0, tl_words * 8));
+  }
 
   cudaStream_t st;
   CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
@@ -148,52 +150,60 @@ int main(int argc, char **argv) {
   const double us = tl_med(per_call);
   printf("graph replay: %.2f us per call (median of %d), %.3f TB/s of K+V, %.1f%% of 4.2 TB/s\n", us,
          reps, kv_bytes / (us * 1e-6) / 1e12, kv_bytes / (us * 1e-6) / 4.2e12 * 100.0);
-  if (!PA_DECODE_TL) return 0;
+  if (!tl) return 0;
 
-  /* The stamps of the last replay. */
+  /* The stamps of one more replay, on a cleared buffer (a slot never written reads 0 and
+   * is left out below). */
+  CK(cudaMemset(tl, 0, tl_words * 8));
+  CK(cudaGraphLaunch(exec, st));
+  CK(cudaStreamSynchronize(st));
   std::vector<unsigned long long> s(tl_words);
   CK(cudaMemcpy(s.data(), tl, tl_words * 8, cudaMemcpyDeviceToHost));
   auto at = [&](int c, int blk, int k) { return s[((size_t)c * blocks + blk) * kDecodeTlSlots + k]; };
+  /* b - a in ns, or -1 when a slot was not written */
+  auto dt = [&](unsigned long long a, unsigned long long b) { return a && b ? (double)(long long)(b - a) : -1.0; };
+  auto push = [](std::vector<double> &v, double x) {
+    if (x >= 0.0) v.push_back(x);
+  };
+  auto end_of = [&](int c, int blk) { return at(c, blk, kTlMergedFlag) ? at(c, blk, kTlMerged) : at(c, blk, kTlTicket); };
   std::vector<double> span, gap, start_spread, first_tile, loop_end, warp_spread, part_written, ticket,
       merge, after_loop_to_end, last_start;
   std::vector<int> sm_used(prop.multiProcessorCount, 0);
   for (int c = 0; c < calls; ++c) {
     unsigned long long t0 = ~0ull, t1 = 0, last_loop = 0;
     for (int blk = 0; blk < blocks; ++blk) {
-      t0 = std::min(t0, at(c, blk, 0));
-      const unsigned long long end = at(c, blk, 21) ? at(c, blk, 20) : at(c, blk, 19);
-      t1 = std::max(t1, end);
-      if (c == calls - 1 && at(c, blk, 1) < sm_used.size()) sm_used[at(c, blk, 1)]++;
+      t0 = std::min(t0, at(c, blk, kTlStart));
+      t1 = std::max(t1, end_of(c, blk));
+      if (c == calls - 1 && at(c, blk, kTlSm) < sm_used.size()) sm_used[at(c, blk, kTlSm)]++;
     }
     unsigned long long smax = 0;
     for (int blk = 0; blk < blocks; ++blk) {
-      smax = std::max(smax, at(c, blk, 0));
+      smax = std::max(smax, at(c, blk, kTlStart));
       unsigned long long lmax = 0, lmin = ~0ull;
       for (int w = 0; w < L.warps; ++w) {
-        first_tile.push_back((double)(at(c, blk, 2 + w) - at(c, blk, 0)));
-        lmax = std::max(lmax, at(c, blk, 10 + w));
-        lmin = std::min(lmin, at(c, blk, 10 + w));
+        push(first_tile, dt(at(c, blk, kTlStart), at(c, blk, kTlFirstTile + w)));
+        lmax = std::max(lmax, at(c, blk, kTlLoopEnd + w));
+        lmin = std::min(lmin, at(c, blk, kTlLoopEnd + w));
       }
       last_loop = std::max(last_loop, lmax);
-      loop_end.push_back((double)(lmax - t0));
-      warp_spread.push_back((double)(lmax - lmin));
-      part_written.push_back((double)(at(c, blk, 18) - lmax));
-      ticket.push_back((double)(at(c, blk, 19) - at(c, blk, 18)));
-      if (at(c, blk, 21)) merge.push_back((double)(at(c, blk, 20) - at(c, blk, 19)));
+      push(loop_end, dt(t0, lmax));
+      push(warp_spread, dt(lmin, lmax));
+      push(part_written, dt(lmax, at(c, blk, kTlPartials)));
+      push(ticket, dt(at(c, blk, kTlPartials), at(c, blk, kTlTicket)));
+      if (at(c, blk, kTlMergedFlag)) push(merge, dt(at(c, blk, kTlTicket), at(c, blk, kTlMerged)));
     }
     span.push_back((double)(t1 - t0));
     start_spread.push_back((double)(smax - t0));
-    after_loop_to_end.push_back((double)(t1 - last_loop));
+    push(after_loop_to_end, dt(last_loop, t1));
     if (c > 0) {
       unsigned long long prev_end = 0;
-      for (int blk = 0; blk < blocks; ++blk)
-        prev_end = std::max(prev_end, at(c - 1, blk, 21) ? at(c - 1, blk, 20) : at(c - 1, blk, 19));
+      for (int blk = 0; blk < blocks; ++blk) prev_end = std::max(prev_end, end_of(c - 1, blk));
       gap.push_back((double)t0 - (double)prev_end);
     }
   }
   int idle = 0;
   for (int n : sm_used) idle += n == 0;
-  printf("timeline of the last replay (global timer; %d of %d SMs ran no block of the last call):\n",
+  printf("timeline of one more replay (global timer; %d of %d SMs ran no block of the last call):\n",
          idle, prop.multiProcessorCount);
   tl_print("call span (first block start to last end)", span);
   tl_print("gap (previous call's last end to first start)", gap);
@@ -212,26 +222,27 @@ int main(int argc, char **argv) {
   tl_print(L.merge == kMergeCluster ? "merge (every block, to the last barrier)" : "merge (last block per pair)",
            merge);
   tl_print("last loop end to call end", after_loop_to_end);
-  if (const char *path = getenv("DECODE_TL_CSV")) { /* every block of every call, raw */
+  /* (every figure is over all calls of the replay; the gap from the second call on) */
+  if (const char *path = getenv("DECODE_TL_CSV")) { /* every block of every call, raw, ns from the call's first start */
     FILE *out = fopen(path, "w");
     if (out) {
-      fprintf(out, "call,block,b,hkv,bx,sm,start,first_tile,loop_end_first,loop_end_last,partials,ticket,end,last\n");
+      fprintf(out, "call,block,b,hkv,bx,sm,start,first_tile_last,loop_end_first,loop_end_last,partials,ticket,end,merged\n");
       const int bx_n = L.splits / L.warps;
       for (int c = 0; c < calls; ++c) {
         unsigned long long t0 = ~0ull;
-        for (int blk = 0; blk < blocks; ++blk) t0 = std::min(t0, at(c, blk, 0));
+        for (int blk = 0; blk < blocks; ++blk) t0 = std::min(t0, at(c, blk, kTlStart));
         for (int blk = 0; blk < blocks; ++blk) {
           unsigned long long ft = 0, lmin = ~0ull, lmax = 0;
           for (int w = 0; w < L.warps; ++w) {
-            ft = std::max(ft, at(c, blk, 2 + w));
-            lmin = std::min(lmin, at(c, blk, 10 + w));
-            lmax = std::max(lmax, at(c, blk, 10 + w));
+            ft = std::max(ft, at(c, blk, kTlFirstTile + w));
+            lmin = std::min(lmin, at(c, blk, kTlLoopEnd + w));
+            lmax = std::max(lmax, at(c, blk, kTlLoopEnd + w));
           }
-          const unsigned long long end = at(c, blk, 21) ? at(c, blk, 20) : at(c, blk, 19);
-          auto rel = [&](unsigned long long x) { return (long long)(x - t0); };
+          auto rel = [&](unsigned long long x) { return x ? (long long)(x - t0) : -1ll; };
           fprintf(out, "%d,%d,%d,%d,%d,%llu,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%llu\n", c, blk,
-                  blk / (bx_n * Hkv), blk / bx_n % Hkv, blk % bx_n, at(c, blk, 1), rel(at(c, blk, 0)), rel(ft),
-                  rel(lmin), rel(lmax), rel(at(c, blk, 18)), rel(at(c, blk, 19)), rel(end), at(c, blk, 21));
+                  blk / (bx_n * Hkv), blk / bx_n % Hkv, blk % bx_n, at(c, blk, kTlSm), rel(at(c, blk, kTlStart)),
+                  rel(ft), rel(lmin), rel(lmax), rel(at(c, blk, kTlPartials)), rel(at(c, blk, kTlTicket)),
+                  rel(end_of(c, blk)), at(c, blk, kTlMergedFlag));
         }
       }
       fclose(out);
