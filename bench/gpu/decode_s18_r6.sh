@@ -26,31 +26,12 @@ for sk in 32768 131072; do
   step ctl-old-$sk 60 decode_timeline0_old $sk
   step ctl-r5-$sk 60 decode_timeline0_r5 $sk
 done
-for f in "$LOG"/ctl-*.log "$LOG"/tl-*.log; do
-  echo "== $(basename "$f" .log)" >>"$SUMMARY"
-  grep -E "^graph replay|^  |^streaming" "$f" >>"$SUMMARY"
-done
+pa_decode_timelines
 export POLYATTN_TEST_BACKENDS=cuda
-CASES=decode,d32_s1,s1_sk1000,d256_s3_256,d40_sq3_sk256,seqlen_k_0_causal_nolse
-T="POLYATTN_CUDA_KERNEL=decode POLYATTN_TEST_CASES=$CASES"
-step sweep 120 env $T test_forward --verbose --filter 'forward/sweep' --jobs 8
-step sweep-k16 120 env $T POLYATTN_CUDA_DECODE_VARIANT=k16 test_forward --verbose --filter 'forward/sweep' --jobs 8
-step sweep-w1 120 env $T POLYATTN_CUDA_DECODE_WARPS=1 test_forward --verbose --filter 'forward/sweep' --jobs 8
-step sweep-mergekernel 120 env $T POLYATTN_CUDA_DECODE_MERGE=kernel test_forward --verbose --filter 'forward/sweep' --jobs 8
-step graph 60 test_cuda --verbose --filter 'cuda/graph_capture_decode_bf16'
-step det 60 env POLYATTN_CUDA_KERNEL=decode POLYATTN_CUDA_DECODE_PATH=mma POLYATTN_TEST_CASES=det_decode_split \
-  test_forward --verbose --filter 'forward/deterministic'
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-MC=decode_varlen_seqused_gqa,g16_block_window_d96,d40_softcap,many_splits,d256_s3_256,decode_s1_sk16384
-step memcheck 150 env POLYATTN_CUDA_KERNEL=decode POLYATTN_TEST_CASES=$MC \
-  "$SAN" --tool memcheck --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 8
-step racecheck 150 env POLYATTN_CUDA_KERNEL=decode POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,decode_sq2_sk1500,d40_softcap,many_splits \
-  "$SAN" --tool racecheck --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 8
-step synccheck 150 env POLYATTN_CUDA_KERNEL=decode POLYATTN_TEST_CASES=decode_varlen_seqused_gqa,many_splits \
-  "$SAN" --tool synccheck --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 8
-grep -hE "Synthesis" "$LOG"/sweep*.log "$LOG"/graph.log "$LOG"/det.log | sed 's/^/  /' >>"$SUMMARY"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG"/memcheck.log "$LOG"/racecheck.log "$LOG"/synccheck.log >>"$SUMMARY"
-step perf 150 python3 bench/gpu/decode_variants.py --timers graph,scrub --sk 4096,32768,131072 --variants "default:;default-again:" --json "$LOG/decode.jsonl"
-grep -vh "^#" "$LOG/perf.log" | grep -E "^ +[0-9]" | cut -c1-110 >>"$SUMMARY"
+pa_decode_sweeps k16:POLYATTN_CUDA_DECODE_VARIANT=k16 w1:POLYATTN_CUDA_DECODE_WARPS=1 mergekernel:POLYATTN_CUDA_DECODE_MERGE=kernel
+pa_decode_sanitizer memcheck memcheck decode_varlen_seqused_gqa,g16_block_window_d96,d40_softcap,many_splits,d256_s3_256,decode_s1_sk16384
+pa_decode_sanitizer racecheck racecheck decode_varlen_seqused_gqa,decode_sq2_sk1500,d40_softcap,many_splits
+pa_decode_sanitizer synccheck synccheck decode_varlen_seqused_gqa,many_splits
+pa_decode_perf graph,scrub 4096,32768,131072 "default:;default-again:"
 gzip "$LOG"/*.csv 2>/dev/null
 pa_gpu_finish

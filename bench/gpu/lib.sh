@@ -123,3 +123,54 @@ pa_cuda_suites() {
   step backward 120 env POLYATTN_TEST_BACKENDS=cuda test_backward --verbose --jobs 8
   grep -hE "Synthesis" "$LOG"/sweep-default.log "$LOG"/test-cuda.log "$LOG"/backward.log | tee -a "$SUMMARY"
 }
+
+# The decode checks of the eighteenth session's scripts (issue 3): the decode kernel
+# forced (POLYATTN_CUDA_KERNEL=decode) on the forward sweep's decode-shaped cases.
+PA_DECODE_CASES=decode,d32_s1,s1_sk1000,d256_s3_256,d40_sq3_sk256,seqlen_k_0_causal_nolse
+
+# pa_decode_timelines: the per-call lines of every ctl-* and tl-* step log
+# (bench/gpu/decode_timeline.cu) to $SUMMARY.
+pa_decode_timelines() {
+  local f
+  for f in "$LOG"/ctl-*.log "$LOG"/tl-*.log; do
+    [ -e "$f" ] || continue
+    echo "== $(basename "$f" .log)" >>"$SUMMARY"
+    grep -E "^graph replay|^  |^streaming" "$f" >>"$SUMMARY"
+  done
+}
+
+# pa_decode_sweeps [NAME:SETTING ...]: the decode sweep with the default settings (step
+# sweep) and with each SETTING, an environment assignment (step sweep-NAME); then graph
+# capture = eager (graph) and the 20-run identity (det); their synthesis lines to $SUMMARY.
+pa_decode_sweeps() {
+  local t="POLYATTN_CUDA_KERNEL=decode POLYATTN_TEST_CASES=$PA_DECODE_CASES" a
+  # shellcheck disable=SC2086
+  step sweep 120 env $t test_forward --verbose --filter 'forward/sweep' --jobs 8
+  for a in "$@"; do
+    # shellcheck disable=SC2086
+    step "sweep-${a%%:*}" 120 env $t "${a#*:}" test_forward --verbose --filter 'forward/sweep' --jobs 8
+  done
+  step graph 60 test_cuda --verbose --filter 'cuda/graph_capture_decode_bf16'
+  step det 60 env POLYATTN_CUDA_KERNEL=decode POLYATTN_CUDA_DECODE_PATH=mma POLYATTN_TEST_CASES=det_decode_split \
+    test_forward --verbose --filter 'forward/deterministic'
+  grep -hE "Synthesis" "$LOG"/sweep*.log "$LOG"/graph.log "$LOG"/det.log | sed 's/^/  /' >>"$SUMMARY"
+}
+
+# pa_decode_sanitizer TOOL NAME CASES [SETTING ...]: compute-sanitizer TOOL on the decode
+# kernel with POLYATTN_TEST_CASES=CASES (and each SETTING) as step NAME; its summary line
+# to $SUMMARY.
+pa_decode_sanitizer() {
+  local tool=$1 name=$2 cases=$3 cs
+  shift 3
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  step "$name" 150 env POLYATTN_CUDA_KERNEL=decode "$@" POLYATTN_TEST_CASES="$cases" \
+    "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 8
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG/$name.log" >>"$SUMMARY"
+}
+
+# pa_decode_perf TIMERS SKS VARIANTS: bench/gpu/decode_variants.py (beside PyTorch SDPA
+# flash and cuDNN) as step perf; its rows to $SUMMARY.
+pa_decode_perf() {
+  step perf 150 python3 bench/gpu/decode_variants.py --timers "$1" --sk "$2" --variants "$3" --json "$LOG/decode.jsonl"
+  grep -vh "^#" "$LOG/perf.log" | grep -E "^ +[0-9]" | cut -c1-110 >>"$SUMMARY"
+}
