@@ -180,8 +180,8 @@ __device__ __forceinline__ unsigned long long ticket_cas(unsigned long long *w, 
  * 4k), then folds the batch into running (m, l, O) sums against the batch's maximum.
  * The code is kept short on purpose: it runs once per block, at the end (probably from
  * a cold instruction cache), and it is the last thing a call waits for; the longer form
- * before took 1.9 us there against 1.15 (bench/RESULTS.md, eighteenth session). Partials are read with ld.global.cg: other blocks wrote them,
- * so not from L1. */
+ * before took 1.9 us there against 1.15 (bench/RESULTS.md, eighteenth session).
+ * Partials are read with ld.global.cg: other blocks wrote them, so not from L1. */
 template <typename T, int kTicketBatch>
 __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_plan &L, const pa_seq seq,
                                           int b, int hkv, int G, int R, int64_t row0) {

@@ -350,7 +350,7 @@ void bind_workspace(const pa_problem *p, decode_plan *L, void *workspace) {
   L->part_m = L->part_o + n_part * (size_t)p->head_dim_v;
   L->part_l = L->part_m + n_part;
   if (L->merge == kMergeTicket) {
-    const uintptr_t at = (uintptr_t)parts_base(workspace) + parts_bytes(p, *L);
+    const uintptr_t at = (uintptr_t)L->part_o + parts_bytes(p, *L);
     L->tickets = reinterpret_cast<unsigned long long *>((at + 7) / 8 * 8);
   }
 }
