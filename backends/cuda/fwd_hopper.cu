@@ -17,8 +17,9 @@
  * schedule (serial, pipe, pingpong; PA_HOPPER_VARIANT_LIST below, decisions 53, 70,
  * 71): by default at hd128 the two consumers take turns issuing their products and
  * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
- * S has landed; at hd64 three consumers run one tile at a time each. hd256 is the same
- * template on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
+ * S has landed (on 176-key tiles where a plain problem has more than 2048 keys, else
+ * 128); at hd64 three consumers run one tile at a time each. hd256 is the same template
+ * on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
  *
  * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
  * path's semantics and helpers: causal, windows, softcap, ALiBi, GQA, varlen,
@@ -139,8 +140,10 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *   PA_HV_K160     hd128, plain problems only (no block mask, softcap, ALiBi, scale
  *                  <= 0: pa_hopper_effective): 160-key K/V tiles, 20% fewer tiles, so
  *                  less fixed cost per key; PA_HV_K176: 176 keys (FlashAttention-3's
- *                  hd128 tile). With those score passes compiled out the kernels fit
- *                  in 240 registers (with them, 96 and 318 bytes spilled, ptxas 13.0);
+ *                  hd128 tile; with O through shared memory the hd128 default above
+ *                  2048 keys, decision 110). With those score passes compiled out the
+ *                  kernels fit in 240 registers (with them, 96 and 318 bytes spilled,
+ *                  ptxas 13.0);
  *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
  *                  a shorter dependent chain before the exponentials, same values;
  *   PA_HV_K64      hd256: 64-key K/V tiles instead of FlashAttention-3's 80 (four
@@ -1056,7 +1059,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 0)                \
   X("pingpong-rel-p-q2-os",                                                               \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST, 1)          \
-  X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)
+  X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)                   \
+  X("pingpong-rel-k176-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1066,10 +1070,16 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). O through shared
  * memory (PA_HV_OST, decision 96) at hd128 and hd256 (ninth session, same process as
  * SDPA: hd128 S8192 1.849 -> 1.804 ms, hd256 1.745 -> 1.618 ms); not at hd64, whose
- * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). */
+ * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). hd128 with
+ * more than 2048 keys: FlashAttention-3's 176-key tile with O through shared memory
+ * ("pingpong-rel-k176-os", decision 110; pa_hopper_effective keeps it to plain problems);
+ * sustained, at the board's power cap, +2.4% at S8192, +2.9% at S16384, +1.8% causal
+ * S16384, +1.5% fp16 S8192, level at S4096, -0.6% at S2048 (its last tile a third empty)
+ * against "pingpong-rel-os" (nineteenth session). */
 enum {
   PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
-  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST,
+  PA_HOPPER_DEFAULT_D128_SHORT = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, /* Sk <= 2048 */
+  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_DEFAULT_D128_SHORT | PA_HV_K176,
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
   PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
   PA_HOPPER_DEFAULT_SHORT =
@@ -1099,7 +1109,8 @@ int pa_hopper_default(const pa_problem *p) {
     return PA_HOPPER_DEFAULT_SHORT;
   return p->head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
-                              : (int)PA_HOPPER_DEFAULT_D128;
+         : sk > 2048          ? (int)PA_HOPPER_DEFAULT_D128
+                              : (int)PA_HOPPER_DEFAULT_D128_SHORT;
 }
 
 /* The variants compiled at hd256: the default, the serial schedule (what an

@@ -838,18 +838,21 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
  * 779.9 against serial's 669.9 (causal 709.6 / 615.4); hd64 559.0 against the
  * two-consumer pipe-gs-k192-t's 475.2 (serial 412.5; causal 484.2 / 434.7). Each passed
  * test_fp8 (outputs within DESIGN's rule; LSE as decision 78) and memcheck, racecheck
- * and synccheck on the H200. Without LSE the hd64 default adds ROWSUM (decision 108,
- * pa_fp8_variant; seventeenth session: +3-4% at S >= 8192). */
+ * and synccheck on the H200. Without LSE both defaults add ROWSUM (decision 108,
+ * pa_fp8_variant; seventeenth session: hd64 +3-4% at S >= 8192; nineteenth session,
+ * sustained at the board's power cap, hd128 +1.1% at S8192, +1.2% at S16384, +0.8%
+ * causal S8192, -0.6% at S2048; decision 110). */
 enum {
   PA_FP8_DEFAULT_D128 = PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE,
   PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3
 };
 
 /* The variant for problem p: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default
- * of its head dim, which at hd64 takes l from the tensor cores (ROWSUM) when no LSE is
- * asked for (decision 108: 3-4% faster there and O's error lower, but l, and so LSE,
- * would carry the fp8 tensor cores' truncating accumulation; at hd128 the wider P.V
- * product ate the gain). */
+ * of its head dim, which takes l from the tensor cores (ROWSUM) when no LSE is asked for
+ * (decision 108: faster and O's error lower, but l, and so LSE, would carry the fp8
+ * tensor cores' truncating accumulation). At hd128 the seventeenth session's timings
+ * could not tell it from the default (level to -2.7% one process, +1.5% another); the
+ * nineteenth's, sustained with the clock logged, put it 0.8-1.2% ahead at S >= 8192. */
 int pa_fp8_variant(const pa_problem *p) {
   const int d = p->head_dim;
   struct named {
@@ -863,7 +866,7 @@ int pa_fp8_variant(const pa_problem *p) {
     for (const named &x : variants)
       if (!strcmp(env, x.name)) return x.v;
   if (d == 64) return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
-  return PA_FP8_DEFAULT_D128;
+  return PA_FP8_DEFAULT_D128 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
 }
 
 template <int D>

@@ -1,0 +1,303 @@
+#!/usr/bin/env python3
+"""clock_probe.py -- the SM clock and board power beside each timing (issues 3 and 9).
+
+Earlier sessions saw one kernel read up to 11% apart between a profiled launch and a
+sustained run, and 4-5% between processes, and guessed a lower clock under sustained
+load (bench/RESULTS.md, fifth and sixth sessions). This prints, for each contender on
+the same tensors in one process, what the GPU did while it ran:
+
+  sustained  calls back to back for --secs seconds (no cache clearing, like a training
+             step's attention), events around the calls of the last half; NVML sampled
+             every --period ms meanwhile: SM clock (median), board power (mean), the
+             clock-event (throttle) reasons seen; FLOP per SM cycle = rate / (clock x 132);
+  bench      compare_torch.py's timer (do_bench median with the L2 cleared), the
+             clock median over its duration.
+
+Contenders (--cases): polyattn's default and named variants (env settings per entry:
+NAME@VAR=VALUE&VAR2=VALUE...), PyTorch SDPA flash and cuDNN, and the FP8 forward.
+Each case's contenders run in order, the whole list --rounds times (ABCABC), so that a
+slow drift shows as a difference between rounds rather than between contenders.
+
+  python3 bench/gpu/clock_probe.py --rounds 2
+"""
+import argparse
+import ctypes
+import os
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE)))
+import compare_torch as ct  # noqa: E402
+from polyattn import capi as pa  # noqa: E402
+import polyattn  # noqa: E402
+
+# (dtype, D, S, causal, contenders); a contender is "flash", "cudnn", or
+# "pa[:label]@ENV=VAL&ENV2=VAL2" (polyattn with those settings; plain "pa" = default),
+# or "fp8[:label]@..." (the FP8 forward, POLYATTN_CUDA_FP8=1, on the inputs rounded to
+# e4m3 with per-tensor descales; output bf16)
+CASES = {
+    "d128": ("bf16", 128, 8192, False,
+             ["pa", "pa:k176@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176", "cudnn", "flash",
+              "pa:ampere@POLYATTN_CUDA_KERNEL=ampere", "fp8"]),
+    "d64": ("bf16", 64, 8192, False, ["pa", "cudnn", "flash", "pa:ampere@POLYATTN_CUDA_KERNEL=ampere"]),
+    "d256": ("bf16", 256, 8192, False,
+             ["pa", "cudnn", "pa:lo@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-lo"]),
+    "d128s512": ("bf16", 128, 512, False, ["pa", "cudnn"]),
+    # R2: O's rescale skipped where no row maximum moved (-lo), the wgmma descriptors by
+    # addition in the grid kernel (-da), the 176-key tile with O through shared memory
+    # (-k176-os), the FP8 row sums by the tensor cores (-r). -lo and -da were removed
+    # after R2 (level; bench/gpu/clock_s19_r2.patch holds them): in later trees those
+    # names run the default.
+    "r2d128": ("bf16", 128, 8192, False,
+               ["pa", "pa:os-lo@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-lo",
+                "pa:os-lo-da@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-lo-da",
+                "pa:k176-os@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176-os",
+                "pa:k176-os-lo@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176-os-lo", "cudnn"]),
+    "r2d256": ("bf16", 256, 8192, False,
+               ["pa", "pa:os-lo@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-lo", "cudnn"]),
+    "r2d64": ("bf16", 64, 8192, False,
+              ["pa", "pa:wg3-lo@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-lo", "cudnn"]),
+    "r2d64c": ("bf16", 64, 8192, True,
+               ["pa", "pa:wg3-lo@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-lo", "cudnn"]),
+    "r2fp8": ("bf16", 128, 8192, False,
+              ["fp8", "fp8:r@POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t-r", "cudnn"]),
+}
+# R3: the new hd128 default (176-key tiles, O through shared memory, plain problems on
+# the grid kernel) against the previous one, and the FP8 hd128 default without LSE (row
+# sums by the tensor cores) against the previous one, at the other lengths
+_OLD128 = "pa:old@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os"
+_OLD8 = "fp8:old@POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t"
+for _n, _dt, _s, _c in (("r3s2k", "bf16", 2048, False), ("r3s4k", "bf16", 4096, False),
+                        ("r3s16k", "bf16", 16384, False), ("r3c16k", "bf16", 16384, True),
+                        ("r3f16", "fp16", 8192, False)):
+    CASES[_n] = (_dt, 128, _s, _c, ["pa", _OLD128, "cudnn"])
+for _n, _s, _c in (("r3fp8s2k", 2048, False), ("r3fp8s16k", 16384, False),
+                   ("r3fp8c8k", 8192, True)):
+    CASES[_n] = ("bf16", 128, _s, _c, ["fp8", _OLD8, "cudnn"])
+# the final check: the committed defaults on the standard sweep's hd128 lengths (the
+# previous hd128 default beside them), hd64 and the FP8 forward, beside SDPA
+for _s in (2048, 4096, 8192, 16384):
+    CASES["f%d" % _s] = ("bf16", 128, _s, False, ["pa", _OLD128, "cudnn", "flash"])
+CASES["fc16k"] = ("bf16", 128, 16384, True, ["pa", _OLD128, "cudnn", "flash"])
+CASES["fd64"] = ("bf16", 64, 8192, False, ["pa", "cudnn", "flash"])
+CASES["ffp8"] = ("bf16", 128, 8192, False, ["fp8", _OLD8, "cudnn"])
+
+
+class Sampler:
+    """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
+    time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
+
+    def __init__(self, period_s):
+        self.period = period_s
+        self.rows = []  # (t, mhz, watts, reasons)
+        self.stop_ev = threading.Event()
+        self.how = None
+        try:
+            import pynvml
+            pynvml.nvmlInit()
+            self.nv = pynvml
+            self.h = pynvml.nvmlDeviceGetHandleByIndex(int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or 0))
+            self.how = "pynvml"
+        except Exception:  # noqa: BLE001
+            self.nv = None
+            self.how = "nvidia-smi"
+        self.th = threading.Thread(target=self._run, daemon=True)
+        self.th.start()
+
+    def _run(self):
+        if self.nv is not None:
+            nv = self.nv
+            while not self.stop_ev.is_set():
+                t = time.monotonic()
+                try:
+                    mhz = nv.nvmlDeviceGetClockInfo(self.h, nv.NVML_CLOCK_SM)
+                    w = nv.nvmlDeviceGetPowerUsage(self.h) / 1000.0
+                    try:
+                        r = nv.nvmlDeviceGetCurrentClocksEventReasons(self.h)
+                    except Exception:  # noqa: BLE001
+                        r = nv.nvmlDeviceGetCurrentClocksThrottleReasons(self.h)
+                    self.rows.append((t, float(mhz), float(w), int(r)))
+                except Exception:  # noqa: BLE001
+                    pass
+                time.sleep(self.period)
+            return
+        ms = max(10, int(self.period * 1000))
+        p = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,"
+                              "clocks_event_reasons.active", "--format=csv,noheader,nounits",
+                              "-lms", str(ms)], stdout=subprocess.PIPE, text=True, bufsize=1)
+        for line in p.stdout:
+            if self.stop_ev.is_set():
+                break
+            f = [x.strip() for x in line.split(",")]
+            try:
+                self.rows.append((time.monotonic(), float(f[0]), float(f[1]), int(f[2], 16)))
+            except (ValueError, IndexError):
+                pass
+        p.terminate()
+
+    def window(self, t0, t1):
+        w = [r for r in self.rows if t0 <= r[0] <= t1]
+        if not w:
+            return None
+        reasons = 0
+        for r in w:
+            reasons |= r[3]
+        return (statistics.median(r[1] for r in w), statistics.mean(r[2] for r in w),
+                min(r[1] for r in w), max(r[1] for r in w), reasons, len(w))
+
+    def stop(self):
+        self.stop_ev.set()
+
+
+def reasons_text(r):
+    names = [(0x1, "idle"), (0x2, "app-clocks"), (0x4, "sw-power-cap"), (0x8, "hw-slowdown"),
+             (0x20, "sw-thermal"), (0x40, "hw-thermal"), (0x80, "hw-power-brake"),
+             (0x100, "display")]
+    return "+".join(n for b, n in names if r & b) or "none"
+
+
+def sustained(torch, fn, secs):
+    """Calls back to back for secs; ms per call over the last half (events)."""
+    fn()
+    torch.cuda.synchronize()
+    s = torch.cuda.Event(enable_timing=True)
+    e = torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(3):
+        fn()
+    e.record()
+    e.synchronize()
+    est = max(s.elapsed_time(e) / 3, 1e-3)
+    n = max(10, int(secs * 1000 / 2 / est))
+    t_start = time.monotonic()
+    for _ in range(n):  # first half: reach the steady state
+        fn()
+    torch.cuda.synchronize()
+    t_mid = time.monotonic()
+    s.record()
+    for _ in range(n):
+        fn()
+    e.record()
+    e.synchronize()
+    t_end = time.monotonic()
+    return s.elapsed_time(e) / n, t_start, t_mid, t_end
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cases", default="d128,d64,d256,d128s512")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--secs", type=float, default=2.0)
+    ap.add_argument("--period", type=float, default=5.0, help="sampling period, ms")
+    ap.add_argument("--tokens", type=int, default=16384)
+    ap.add_argument("--hidden", type=int, default=2048)
+    ap.add_argument("--lib", default=None)
+    a = ap.parse_args()
+    args = ct.parse_args(["--min-runs", "20"])
+    import torch
+    import torch.nn.functional as F
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    bench = ct.Bench(args)
+    dev = bench.dev
+    sm_count = torch.cuda.get_device_properties(dev).multi_processor_count
+    smp = Sampler(a.period / 1000.0)
+    time.sleep(0.3)
+    print("# torch %s, %s, %d SMs, timer %s, clocks by %s (%d samples in 0.3 s idle)" %
+          (torch.__version__, torch.cuda.get_device_name(dev), sm_count, bench.timer, smp.how,
+           len(smp.rows)))
+    stream = torch.cuda.Stream(device=dev)
+    hdr = ("%-9s %-12s %5s | %9s %7s %6s %6s %5s %8s | %9s %7s %6s | %s" %
+           ("case", "who", "round", "sust ms", "TF/s", "MHz", "W", "F/c", "range", "bench ms",
+            "TF/s", "MHz", "reasons"))
+    print(hdr)
+    print("-" * len(hdr))
+    with torch.cuda.stream(stream):
+        lib = polyattn.load_library(a.lib)
+        tp = ct.TorchPolyattn(lib, torch, dev)
+        tp.DT[torch.float8_e4m3fn] = pa.DTYPE_FP8_E4M3
+        for cname in a.cases.split(","):
+            dt, D, S, causal, who = CASES[cname]
+            dtype = torch.bfloat16 if dt == "bf16" else torch.float16
+            B, H = a.tokens // S, a.hidden // D
+            flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
+            g = torch.Generator(device=dev).manual_seed(S * 7 + D)
+            q, k, v = (torch.randn(B, S, H, D, device=dev, dtype=dtype, generator=g)
+                       for _ in range(3))
+            o = torch.empty_like(q)
+            qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+            calls = {}
+            for w in who:
+                if w in ("flash", "cudnn"):
+                    be = SDPBackend.FLASH_ATTENTION if w == "flash" else SDPBackend.CUDNN_ATTENTION
+
+                    def fn(be=be):
+                        with sdpa_kernel(be):
+                            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                    calls[w] = (fn, {})
+                elif w.split("@")[0].split(":")[0] == "fp8":
+                    sc = [float(t.abs().max()) / 448.0 for t in (q, k, v)]
+                    x8 = [(t.float() / s).to(torch.float8_e4m3fn) for t, s in zip((q, k, v), sc)]
+                    o8 = torch.empty(B, S, H, D, device=dev, dtype=torch.bfloat16)
+                    dsc = [torch.tensor([s], device=dev, dtype=torch.float32) for s in sc]
+                    tq, tk, tv, to = (tp.view(t) for t in (x8[0], x8[1], x8[2], o8))
+                    td = [tp.view(t) for t in dsc]
+                    p = tp.ctx.params(causal=1 if causal else 0, q_descale=ctypes.pointer(td[0]),
+                                      k_descale=ctypes.pointer(td[1]),
+                                      v_descale=ctypes.pointer(td[2]))
+                    keep = (x8, o8, dsc, td, p)
+                    settings = dict(x.split("=", 1) for x in w.partition("@")[2].split("&") if x)
+                    settings["POLYATTN_CUDA_FP8"] = "1"
+                    settings["_keep"] = keep
+                    calls[w] = (tp.ctx.forward_call(p, tq, tk, tv, to, None, tp.workspace(0)),
+                                settings)
+                else:
+                    name, _, env = w.partition("@")
+                    settings = dict(x.split("=", 1) for x in env.split("&") if x)
+                    for kx, vx in settings.items():
+                        os.environ[kx] = vx
+                    call, _ = tp.prepare(q, k, v, o, causal)
+                    for kx in settings:
+                        os.environ.pop(kx, None)
+                    calls[w] = (call, settings)
+            for rnd in range(a.rounds):
+                for w in who:
+                    fn, settings = calls[w]
+                    env = {kx: vx for kx, vx in settings.items() if not kx.startswith("_")}
+                    for kx, vx in env.items():
+                        os.environ[kx] = vx
+                    try:
+                        ms, t0, tm, t1 = sustained(torch, fn, a.secs)
+                        ws = smp.window(tm, t1)
+                        tb0 = time.monotonic()
+                        bms, _ = bench.time_ms(fn)
+                        wb = smp.window(tb0, time.monotonic())
+                    except Exception as e:  # noqa: BLE001
+                        print("%-9s %-12s %5d | error %s" % (cname, w.split("@")[0], rnd,
+                                                             ct._err_line(e)))
+                        continue
+                    finally:
+                        for kx in env:
+                            os.environ.pop(kx, None)
+                    tf = flops / (ms * 1e-3) / 1e12
+                    btf = flops / (bms * 1e-3) / 1e12
+                    if ws:
+                        fpc = flops / (ms * 1e-3) / (ws[0] * 1e6) / sm_count
+                        print("%-9s %-12s %5d | %9.3f %7.1f %6.0f %6.0f %5.0f %4.0f-%-4.0f | "
+                              "%9.3f %7.1f %6.0f | %s (%d samples)" %
+                              (cname, w.split("@")[0], rnd, ms, tf, ws[0], ws[1], fpc, ws[2],
+                               ws[3], bms, btf, wb[0] if wb else float("nan"),
+                               reasons_text(ws[4] | (wb[4] if wb else 0)), ws[5]))
+                    else:
+                        print("%-9s %-12s %5d | %9.3f %7.1f (no clock samples) | %9.3f %7.1f" %
+                              (cname, w.split("@")[0], rnd, ms, tf, bms, btf))
+                    sys.stdout.flush()
+            tp.release()
+    smp.stop()
+
+
+if __name__ == "__main__":
+    main()
