@@ -17,7 +17,7 @@
  * schedule (serial, pipe, pingpong; PA_HOPPER_VARIANT_LIST below, decisions 53, 70,
  * 71): by default at hd128 the two consumers take turns issuing their products and
  * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
- * S has landed (on 176-key tiles where a plain problem has more than 2048 keys, else
+ * S has landed (on 176-key tiles where a plain problem has more than 4096 keys, else
  * 128); at hd64 three consumers run one tile at a time each. hd256 is the same template
  * on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
  *
@@ -140,10 +140,10 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *   PA_HV_K160     hd128, plain problems only (no block mask, softcap, ALiBi, scale
  *                  <= 0: pa_hopper_effective): 160-key K/V tiles, 20% fewer tiles, so
  *                  less fixed cost per key; PA_HV_K176: 176 keys (FlashAttention-3's
- *                  hd128 tile; with O through shared memory the hd128 default above
- *                  2048 keys, decision 110). With those score passes compiled out the
- *                  kernels fit in 240 registers (with them, 96 and 318 bytes spilled,
- *                  ptxas 13.0);
+ *                  hd128 tile; with O through shared memory the hd128 grid kernel's
+ *                  default above 2048 keys, decision 110). With those score passes
+ *                  compiled out the kernels fit in 240 registers (with them, 96 and
+ *                  318 bytes spilled, ptxas 13.0);
  *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
  *                  a shorter dependent chain before the exponentials, same values;
  *   PA_HV_K64      hd256: 64-key K/V tiles instead of FlashAttention-3's 80 (four
@@ -1070,8 +1070,9 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). O through shared
  * memory (PA_HV_OST, decision 96) at hd128 and hd256 (ninth session, same process as
  * SDPA: hd128 S8192 1.849 -> 1.804 ms, hd256 1.745 -> 1.618 ms); not at hd64, whose
- * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). hd128 with
- * more than 2048 keys: FlashAttention-3's 176-key tile with O through shared memory
+ * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). hd128 grid
+ * kernel with more than 2048 keys (pa_hopper_default sends up to 4096 to the persistent
+ * kernel): FlashAttention-3's 176-key tile with O through shared memory
  * ("pingpong-rel-k176-os", decision 110; pa_hopper_effective keeps it to plain problems);
  * sustained, at the board's power cap, +2.4% at S8192, +2.9% at S16384, +1.8% causal
  * S16384, +1.5% fp16 S8192, level at S4096, -0.6% at S2048 (its last tile a third empty)
@@ -1088,15 +1089,20 @@ enum {
 
 /* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
  * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
- * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p") where a query tile has few key tiles (Sk <= 1024, causal Sk <= 8192 at hd128 and
- * <= 2048 at hd64), the grid of one block per tile elsewhere (decision 89; seventh
- * session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37% at
- * hd64; non-causal S >= 8192 3-4% slower persistent). Under a block mask with a list
- * the persistent kernel too, taking tiles from a counter (decision 94: 25% density
- * 3.45x dense against the grid's 3.32x at hd128 S8192; hd64 0.753 ms against 0.811). */
+ * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p") where a query
+ * tile has few key tiles, the grid of one block per tile elsewhere (decision 89;
+ * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
+ * at hd64; non-causal S >= 8192 3-4% slower persistent). The bounds, Sk at most: hd128
+ * 4096, causal 8192; hd64 1024, causal 4096 (decision 110: sustained at the power cap,
+ * nineteenth session R4, the persistent kernel +3.3% at hd128 S2048, +1.8% at S4096,
+ * +2.4% at hd64 causal S4096 against the grid kernels; the grid kernels ahead at hd64
+ * S2048 by 3.4% and at hd64 causal S8192 by 5%). Under a block mask with a list the
+ * persistent kernel too, taking tiles from a counter (decision 94: 25% density 3.45x
+ * dense against the grid's 3.32x at hd128 S8192; hd64 0.753 ms against 0.811). */
 int pa_hopper_default(const pa_problem *p) {
   const int64_t sk = p->seqlen_k;
-  const bool short_keys = sk <= 1024 || (p->causal && sk <= (p->head_dim == 64 ? 2048 : 8192));
+  const bool d64 = p->head_dim == 64;
+  const bool short_keys = p->causal ? sk <= (d64 ? 4096 : 8192) : sk <= (d64 ? 1024 : 4096);
   /* BLOCK: the persistent kernel with the tile counter (POLYATTN_CUDA_HOPPER_BLOCK_GRID=1,
    * a tuning aid, keeps the grid) */
   bool block_persist = false;

@@ -78,6 +78,25 @@ for _n, _dt, _s, _c in (("r3s2k", "bf16", 2048, False), ("r3s4k", "bf16", 4096, 
 for _n, _s, _c in (("r3fp8s2k", 2048, False), ("r3fp8s16k", 16384, False),
                    ("r3fp8c8k", 8192, True)):
     CASES[_n] = ("bf16", 128, _s, _c, ["fp8", _OLD8, "cudnn"])
+# R4 (the committed build, no rebuild): the persistent kernel and the 176-key grid kernel
+# at the lengths where the default choice switches between them (decision 89's Sk <= 1024,
+# causal <= 8192 at hd128 and <= 2048 at hd64)
+_P = "pa:p@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-q2-os"
+_K176 = "pa:k176@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176-os"
+_GRID = "pa:grid@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os"
+CASES["r4d128s2k"] = ("bf16", 128, 2048, False, ["pa", _P, _K176, "cudnn"])
+CASES["r4d128s4k"] = ("bf16", 128, 4096, False, ["pa", _P, "cudnn"])
+CASES["r4d128c8k"] = ("bf16", 128, 8192, True, ["pa", _K176, _GRID, "cudnn"])
+CASES["r4d128c4k"] = ("bf16", 128, 4096, True, ["pa", _K176, "cudnn"])
+CASES["r4d64s2k"] = ("bf16", 64, 2048, False, ["pa", _P, "cudnn"])
+CASES["r4d64c8k"] = ("bf16", 64, 8192, True, ["pa", _P, "cudnn"])
+CASES["r4d64c4k"] = ("bf16", 64, 4096, True, ["pa", _P, "cudnn"])
+# the second final check: R4's bounds (hd128 up to 4096 keys and hd64 causal up to 4096
+# on the persistent kernel) against the kernels those lengths ran before
+_WG3 = "pa:wg3@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3"
+CASES["g2048"] = ("bf16", 128, 2048, False, ["pa", _GRID, "cudnn"])
+CASES["g4096"] = ("bf16", 128, 4096, False, ["pa", _K176, "cudnn"])
+CASES["g64c4k"] = ("bf16", 64, 4096, True, ["pa", _WG3, "cudnn"])
 # the final check: the committed defaults on the standard sweep's hd128 lengths (the
 # previous hd128 default beside them), hd64 and the FP8 forward, beside SDPA
 for _s in (2048, 4096, 8192, 16384):
