@@ -34,6 +34,9 @@ static const th_case cases[] = {
     {.name = "s1000", .dtypes = TH_F16, .seq_q = 1000, .seq_k = 1000, .head_dim = 64},
     {.name = "s1000_causal_d128", .dtypes = TH_BF16, .seq_q = 1000, .seq_k = 1000, .head_dim = 128, .causal = 1},
     {.name = "s2048_d128", .dtypes = TH_F16, .seq_q = 2048, .seq_k = 2048, .head_dim = 128},
+    /* hd128 above the persistent kernel's 4096 keys: the Hopper grid kernel's 176-key
+     * tiles on cc 9.0 (decision 110), a partial last key tile and query tile */
+    {.name = "s4352_d128", .dtypes = TH_BF16 | TH_F16, .seq_q = 200, .seq_k = 4352, .head_dim = 128},
     {.name = "s2048_causal_d256", .dtypes = TH_BF16, .seq_q = 2048, .seq_k = 2048, .head_dim = 256, .causal = 1},
     /* hd256 with the forward features (the Hopper kernel's 80-key tiles on cc 9.0:
      * tails of 128-row and 80-key tiles, GQA, masks, varlen, seqused_k, block lists) */

@@ -64,8 +64,8 @@ static const fp8_case cases[] = {
      .lens_q = {64, 100, 33}, .lens_k = {300, 129, 60}, .seqused = 1, .used_k = {250, 0, 60}},
     {.name = "d128_seqused_k_b2", .B = 2, .Sq = 150, .Sk = 400, .Hq = 2, .Hkv = 1, .D = 128,
      .causal = 1, .descale = 2, .seqused = 1, .used_k = {400, 190}},
-    /* without LSE the hd64 default takes l from the tensor cores (decision 108): the
-     * same shapes again without LSE (hd128's as the control of the path it keeps) */
+    /* without LSE the defaults take l from the tensor cores (decision 108; at hd128
+     * since decision 110): the same shapes again without LSE */
     {.name = "d128_b2_gqa_s300_nolse", .B = 2, .Sq = 300, .Sk = 300, .Hq = 4, .Hkv = 2, .D = 128,
      .descale = 1, .no_lse = 1},
     {.name = "d64_causal_s1000_nolse", .B = 1, .Sq = 1000, .Sk = 1000, .Hq = 2, .Hkv = 2, .D = 64,

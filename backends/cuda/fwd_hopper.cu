@@ -17,8 +17,8 @@
  * schedule (serial, pipe, pingpong; PA_HOPPER_VARIANT_LIST below, decisions 53, 70,
  * 71): by default at hd128 the two consumers take turns issuing their products and
  * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
- * S has landed (on 176-key tiles where a plain problem has more than 4096 keys, else
- * 128); at hd64 three consumers run one tile at a time each. hd256 is the same template
+ * S has landed (on 176-key tiles on the grid kernel for plain problems, else 128); at
+ * hd64 three consumers run one tile at a time each. hd256 is the same template
  * on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
  *
  * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
@@ -141,7 +141,7 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  <= 0: pa_hopper_effective): 160-key K/V tiles, 20% fewer tiles, so
  *                  less fixed cost per key; PA_HV_K176: 176 keys (FlashAttention-3's
  *                  hd128 tile; with O through shared memory the hd128 grid kernel's
- *                  default above 2048 keys, decision 110). With those score passes
+ *                  default, decision 110). With those score passes
  *                  compiled out the kernels fit in 240 registers (with them, 96 and
  *                  318 bytes spilled, ptxas 13.0);
  *   PA_HV_TREEMAX  the softmax's row maximum as a balanced tree (ampere_softmax.cuh):
@@ -1070,39 +1070,50 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). O through shared
  * memory (PA_HV_OST, decision 96) at hd128 and hd256 (ninth session, same process as
  * SDPA: hd128 S8192 1.849 -> 1.804 ms, hd256 1.745 -> 1.618 ms); not at hd64, whose
- * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). hd128 grid
- * kernel with more than 2048 keys (pa_hopper_default sends up to 4096 to the persistent
- * kernel): FlashAttention-3's 176-key tile with O through shared memory
- * ("pingpong-rel-k176-os", decision 110; pa_hopper_effective keeps it to plain problems);
- * sustained, at the board's power cap, +2.4% at S8192, +2.9% at S16384, +1.8% causal
- * S16384, +1.5% fp16 S8192, level at S4096, -0.6% at S2048 (its last tile a third empty)
- * against "pingpong-rel-os" (nineteenth session). */
+ * three-consumer kernel measured 5% slower with it ("serial-s3-rel-wg3-os"). hd128 on
+ * the grid kernel (above PA_HOPPER_PERSIST_SK_D128 keys, pa_hopper_default):
+ * FlashAttention-3's 176-key tile with O through shared memory ("pingpong-rel-k176-os",
+ * decision 110; pa_hopper_effective keeps it to plain problems, the rest run
+ * "pingpong-rel-os"); sustained, at the board's power cap, against "pingpong-rel-os":
+ * +2.4% at S8192, +2.9% at S16384, +1.8% causal S16384, +1.6% fp16 S8192, level at
+ * S4096, -0.7% at S2048 (the last of 12 tiles a third empty; nineteenth session). */
 enum {
   PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
-  PA_HOPPER_DEFAULT_D128_SHORT = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, /* Sk <= 2048 */
-  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_DEFAULT_D128_SHORT | PA_HV_K176,
+  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_K176,
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
   PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
   PA_HOPPER_DEFAULT_SHORT =
       PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST
 };
 
+/* The most keys for which hd64 / hd128 problems run the persistent kernel (decisions 89
+ * and 110; pa_hopper_default): a query tile with few key tiles spends much of its time
+ * at its boundaries, which the persistent kernel overlaps with the next tile's loads.
+ * Sustained at the power cap (nineteenth session, R4), persistent against grid: hd128
+ * S2048 +3.3%, S4096 +1.8%, causal S4096 +6.6% and S8192 +2.2% (against the 176-key grid
+ * kernel); hd64 causal S4096 +2.4%; the grid kernels ahead at hd64 S2048 (3.4%) and hd64
+ * causal S8192 (4.8%). Non-causal S >= 8192: the grid kernel (seventh session: 3-4%). */
+enum {
+  PA_HOPPER_PERSIST_SK_D128 = 4096,
+  PA_HOPPER_PERSIST_SK_D128_CAUSAL = 8192,
+  PA_HOPPER_PERSIST_SK_D64 = 1024,
+  PA_HOPPER_PERSIST_SK_D64_CAUSAL = 4096
+};
+
 /* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
  * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
- * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p") where a query
- * tile has few key tiles, the grid of one block per tile elsewhere (decision 89;
+ * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p") up to the
+ * PA_HOPPER_PERSIST_SK_* bounds, the grid of one block per tile above (decision 89;
  * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
- * at hd64; non-causal S >= 8192 3-4% slower persistent). The bounds, Sk at most: hd128
- * 4096, causal 8192; hd64 1024, causal 4096 (decision 110: sustained at the power cap,
- * nineteenth session R4, the persistent kernel +3.3% at hd128 S2048, +1.8% at S4096,
- * +2.4% at hd64 causal S4096 against the grid kernels; the grid kernels ahead at hd64
- * S2048 by 3.4% and at hd64 causal S8192 by 5%). Under a block mask with a list the
- * persistent kernel too, taking tiles from a counter (decision 94: 25% density 3.45x
- * dense against the grid's 3.32x at hd128 S8192; hd64 0.753 ms against 0.811). */
+ * at hd64). Under a block mask with a list the persistent kernel too, taking tiles from
+ * a counter (decision 94: 25% density 3.45x dense against the grid's 3.32x at hd128
+ * S8192; hd64 0.753 ms against 0.811). */
 int pa_hopper_default(const pa_problem *p) {
   const int64_t sk = p->seqlen_k;
   const bool d64 = p->head_dim == 64;
-  const bool short_keys = p->causal ? sk <= (d64 ? 4096 : 8192) : sk <= (d64 ? 1024 : 4096);
+  const int64_t persist_sk =
+      p->causal ? (d64 ? PA_HOPPER_PERSIST_SK_D64_CAUSAL : PA_HOPPER_PERSIST_SK_D128_CAUSAL)
+                : (d64 ? PA_HOPPER_PERSIST_SK_D64 : PA_HOPPER_PERSIST_SK_D128);
   /* BLOCK: the persistent kernel with the tile counter (POLYATTN_CUDA_HOPPER_BLOCK_GRID=1,
    * a tuning aid, keeps the grid) */
   bool block_persist = false;
@@ -1111,12 +1122,11 @@ int pa_hopper_default(const pa_problem *p) {
     block_persist = !(env && !strcmp(env, "1"));
   }
   if (p->head_dim != 256 &&
-      (block_persist || (short_keys && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
+      (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
     return PA_HOPPER_DEFAULT_SHORT;
   return p->head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
-         : sk > 2048          ? (int)PA_HOPPER_DEFAULT_D128
-                              : (int)PA_HOPPER_DEFAULT_D128_SHORT;
+                              : (int)PA_HOPPER_DEFAULT_D128;
 }
 
 /* The variants compiled at hd256: the default, the serial schedule (what an
@@ -1186,8 +1196,8 @@ static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                       pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64>::smem_bytes &&
                   pa_hopper_smem_of(256, PA_HOPPER_DEFAULT_D256 | PA_HV_K64) ==
                       pa_hopper_vcfg<256, PA_HOPPER_DEFAULT_D256 | PA_HV_K64>::smem_bytes &&
-                  pa_hopper_smem_of(128, PA_HOPPER_PINGPONG | PA_HV_K176) ==
-                      pa_hopper_vcfg<128, PA_HOPPER_PINGPONG | PA_HV_K176>::smem_bytes &&
+                  pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_D128) ==
+                      pa_hopper_vcfg<128, PA_HOPPER_DEFAULT_D128>::smem_bytes &&
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT) ==
                       pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT>::smem_bytes,
               "pa_hopper_smem_of follows pa_hopper_vcfg");

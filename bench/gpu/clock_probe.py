@@ -16,13 +16,19 @@ the same tensors in one process, what the GPU did while it ran:
 Contenders (--cases): polyattn's default and named variants (env settings per entry:
 NAME@VAR=VALUE&VAR2=VALUE...), PyTorch SDPA flash and cuDNN, and the FP8 forward.
 Each case's contenders run in order, the whole list --rounds times (ABCABC), so that a
-slow drift shows as a difference between rounds rather than between contenders.
+slow drift shows as a difference between rounds rather than between contenders. A
+POLYATTN_CUDA_HOPPER_VARIANT / POLYATTN_CUDA_FP8_VARIANT name that this checkout's
+source does not list runs the default: such a contender is labelled "(=default)".
+NVML's power reading is itself an average over about a second, so the power column
+lags its window a little; the clock is an instantaneous sample.
 
   python3 bench/gpu/clock_probe.py --rounds 2
 """
 import argparse
+import contextlib
 import ctypes
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -30,7 +36,7 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE)))
+sys.path.insert(0, os.path.dirname(HERE))
 import compare_torch as ct  # noqa: E402
 from polyattn import capi as pa  # noqa: E402
 import polyattn  # noqa: E402
@@ -43,7 +49,8 @@ CASES = {
     "d128": ("bf16", 128, 8192, False,
              ["pa", "pa:k176@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176", "cudnn", "flash",
               "pa:ampere@POLYATTN_CUDA_KERNEL=ampere", "fp8"]),
-    "d64": ("bf16", 64, 8192, False, ["pa", "cudnn", "flash", "pa:ampere@POLYATTN_CUDA_KERNEL=ampere"]),
+    "d64": ("bf16", 64, 8192, False,
+            ["pa", "cudnn", "flash", "pa:ampere@POLYATTN_CUDA_KERNEL=ampere"]),
     "d256": ("bf16", 256, 8192, False,
              ["pa", "cudnn", "pa:lo@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-lo"]),
     "d128s512": ("bf16", 128, 512, False, ["pa", "cudnn"]),
@@ -110,19 +117,29 @@ class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
 
-    def __init__(self, period_s):
+    def __init__(self, period_s, uuid, index):
+        """uuid: the torch device's ("GPU-...", or "" if torch does not give it), so
+        that NVML samples that GPU whatever CUDA_VISIBLE_DEVICES and the device order
+        say; else NVML's device `index` (the first form of this tool, R1-R4)."""
         self.period = period_s
         self.rows = []  # (t, mhz, watts, reasons)
         self.stop_ev = threading.Event()
         self.how = None
+        self.nv = None
+        self.which = uuid or str(index)
         try:
             import pynvml
             pynvml.nvmlInit()
+            try:
+                self.h = pynvml.nvmlDeviceGetHandleByUUID(uuid) if uuid else None
+            except Exception:  # noqa: BLE001
+                self.h = None
+            if self.h is None:
+                self.h = pynvml.nvmlDeviceGetHandleByIndex(index)
+                self.which = "index %d" % index
             self.nv = pynvml
-            self.h = pynvml.nvmlDeviceGetHandleByIndex(int(os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or 0))
             self.how = "pynvml"
         except Exception:  # noqa: BLE001
-            self.nv = None
             self.how = "nvidia-smi"
         self.th = threading.Thread(target=self._run, daemon=True)
         self.th.start()
@@ -145,7 +162,8 @@ class Sampler:
                 time.sleep(self.period)
             return
         ms = max(10, int(self.period * 1000))
-        p = subprocess.Popen(["nvidia-smi", "--query-gpu=clocks.sm,power.draw,"
+        p = subprocess.Popen(["nvidia-smi", "-i", self.which.replace("index ", ""),
+                              "--query-gpu=clocks.sm,power.draw,"
                               "clocks_event_reasons.active", "--format=csv,noheader,nounits",
                               "-lms", str(ms)], stdout=subprocess.PIPE, text=True, bufsize=1)
         for line in p.stdout:
@@ -206,6 +224,39 @@ def sustained(torch, fn, secs):
     return s.elapsed_time(e) / n, t_start, t_mid, t_end
 
 
+def listed_variants():
+    """The variant names this checkout's CUDA sources list (PA_HOPPER_VARIANT_LIST,
+    PA_FP8_VARIANT_LIST), per environment variable; None where a source is missing."""
+    root = os.path.dirname(os.path.dirname(HERE))
+    out = {}
+    for var, path in (("POLYATTN_CUDA_HOPPER_VARIANT", "backends/cuda/fwd_hopper.cu"),
+                      ("POLYATTN_CUDA_FP8_VARIANT", "backends/cuda/fwd_hopper_fp8.cu")):
+        try:
+            with open(os.path.join(root, path)) as f:
+                out[var] = set(re.findall(r'X\("([^"]+)"', f.read()))
+        except OSError:
+            out[var] = None
+    return out
+
+
+class Env:
+    """Sets the given environment variables for a with-block and restores them after."""
+
+    def __init__(self, settings):
+        self.settings = settings
+
+    def __enter__(self):
+        self.old = {k: os.environ.get(k) for k in self.settings}
+        os.environ.update(self.settings)
+
+    def __exit__(self, *exc):
+        for k, v in self.old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cases", default="d128,d64,d256,d128s512")
@@ -222,12 +273,16 @@ def main():
     from torch.nn.attention import SDPBackend, sdpa_kernel
     bench = ct.Bench(args)
     dev = bench.dev
-    sm_count = torch.cuda.get_device_properties(dev).multi_processor_count
-    smp = Sampler(a.period / 1000.0)
+    props = torch.cuda.get_device_properties(dev)
+    sm_count = props.multi_processor_count
+    uuid = str(getattr(props, "uuid", "") or "")
+    uuid = uuid if uuid.startswith("GPU-") or not uuid else "GPU-" + uuid
+    smp = Sampler(a.period / 1000.0, uuid, dev.index)
     time.sleep(0.3)
-    print("# torch %s, %s, %d SMs, timer %s, clocks by %s (%d samples in 0.3 s idle)" %
+    print("# torch %s, %s, %d SMs, timer %s, clocks by %s of %s (%d samples in 0.3 s idle)" %
           (torch.__version__, torch.cuda.get_device_name(dev), sm_count, bench.timer, smp.how,
-           len(smp.rows)))
+           smp.which, len(smp.rows)))
+    listed = listed_variants()
     stream = torch.cuda.Stream(device=dev)
     hdr = ("%-9s %-12s %5s | %9s %7s %6s %6s %5s %8s | %9s %7s %6s | %s" %
            ("case", "who", "round", "sust ms", "TF/s", "MHz", "W", "F/c", "range", "bench ms",
@@ -238,8 +293,22 @@ def main():
         lib = polyattn.load_library(a.lib)
         tp = ct.TorchPolyattn(lib, torch, dev)
         tp.DT[torch.float8_e4m3fn] = pa.DTYPE_FP8_E4M3
+
+        def workspace(nbytes):
+            """A workspace of its own per contender, freed with the case's buffers (the
+            shared one of TorchPolyattn is replaced, and freed, when a later call needs
+            more)."""
+            t = torch.empty(max(int(nbytes), 256), dtype=torch.uint8, device=dev)
+            buf = tp.ctx.wrap(pa.MEMORY_CUDA_DEVICE, t.data_ptr(), t.numel())
+            tp.bufs.append(buf)
+            return buf, t
+
         for cname in a.cases.split(","):
             dt, D, S, causal, who = CASES[cname]
+            if a.tokens % S or a.hidden % D:
+                print("%-9s skipped: tokens %d / S %d or hidden %d / D %d not whole" %
+                      (cname, a.tokens, S, a.hidden, D))
+                continue
             dtype = torch.bfloat16 if dt == "bf16" else torch.float16
             B, H = a.tokens // S, a.hidden // D
             flops = 4.0 * B * H * S * S * D * (0.5 if causal else 1.0)
@@ -248,16 +317,21 @@ def main():
                        for _ in range(3))
             o = torch.empty_like(q)
             qt, kt, vt = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
-            calls = {}
+            calls = {}  # contender: (call, env settings, SDPA backend or None, label)
             for w in who:
+                name, _, env = w.partition("@")
+                settings = dict(x.split("=", 1) for x in env.split("&") if x)
+                label = name
+                for var, names in listed.items():
+                    if var in settings and names is not None and settings[var] not in names:
+                        label += "(=default)"
                 if w in ("flash", "cudnn"):
                     be = SDPBackend.FLASH_ATTENTION if w == "flash" else SDPBackend.CUDNN_ATTENTION
 
-                    def fn(be=be):
-                        with sdpa_kernel(be):
-                            return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
-                    calls[w] = (fn, {})
-                elif w.split("@")[0].split(":")[0] == "fp8":
+                    def fn():
+                        return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
+                    calls[w] = (fn, {}, be, label, None)
+                elif name.split(":")[0] == "fp8":
                     sc = [float(t.abs().max()) / 448.0 for t in (q, k, v)]
                     x8 = [(t.float() / s).to(torch.float8_e4m3fn) for t, s in zip((q, k, v), sc)]
                     o8 = torch.empty(B, S, H, D, device=dev, dtype=torch.bfloat16)
@@ -267,54 +341,47 @@ def main():
                     p = tp.ctx.params(causal=1 if causal else 0, q_descale=ctypes.pointer(td[0]),
                                       k_descale=ctypes.pointer(td[1]),
                                       v_descale=ctypes.pointer(td[2]))
-                    keep = (x8, o8, dsc, td, p)
-                    settings = dict(x.split("=", 1) for x in w.partition("@")[2].split("&") if x)
                     settings["POLYATTN_CUDA_FP8"] = "1"
-                    settings["_keep"] = keep
-                    calls[w] = (tp.ctx.forward_call(p, tq, tk, tv, to, None, tp.workspace(0)),
-                                settings)
+                    with Env(settings):
+                        ws, wst = workspace(tp.ctx.forward_workspace_size(p, tq, tk, tv, to, None))
+                        call = tp.ctx.forward_call(p, tq, tk, tv, to, None, ws)
+                    calls[w] = (call, settings, None, label, (x8, o8, dsc, td, p, wst))
                 else:
-                    name, _, env = w.partition("@")
-                    settings = dict(x.split("=", 1) for x in env.split("&") if x)
-                    for kx, vx in settings.items():
-                        os.environ[kx] = vx
-                    call, _ = tp.prepare(q, k, v, o, causal)
-                    for kx in settings:
-                        os.environ.pop(kx, None)
-                    calls[w] = (call, settings)
+                    with Env(settings):
+                        tq, tk, tv, to = (tp.view(t) for t in (q, k, v, o))
+                        p = tp.ctx.params(causal=1 if causal else 0)
+                        ws, wst = workspace(tp.ctx.forward_workspace_size(p, tq, tk, tv, to, None))
+                        call = tp.ctx.forward_call(p, tq, tk, tv, to, None, ws)
+                    calls[w] = (call, settings, None, label, (p, wst))
             for rnd in range(a.rounds):
                 for w in who:
-                    fn, settings = calls[w]
-                    env = {kx: vx for kx, vx in settings.items() if not kx.startswith("_")}
-                    for kx, vx in env.items():
-                        os.environ[kx] = vx
+                    fn, settings, be, label, _ = calls[w]
                     try:
-                        ms, t0, tm, t1 = sustained(torch, fn, a.secs)
-                        ws = smp.window(tm, t1)
-                        tb0 = time.monotonic()
-                        bms, _ = bench.time_ms(fn)
-                        wb = smp.window(tb0, time.monotonic())
+                        with Env(settings):
+                            with (sdpa_kernel(be) if be is not None else contextlib.nullcontext()):
+                                ms, t0, tm, t1 = sustained(torch, fn, a.secs)
+                                ws = smp.window(tm, t1)
+                                tb0 = time.monotonic()
+                                bms, _ = bench.time_ms(fn)
+                                wb = smp.window(tb0, time.monotonic())
                     except Exception as e:  # noqa: BLE001
-                        print("%-9s %-12s %5d | error %s" % (cname, w.split("@")[0], rnd,
-                                                             ct._err_line(e)))
+                        print("%-9s %-12s %5d | error %s" % (cname, label, rnd, ct._err_line(e)))
                         continue
-                    finally:
-                        for kx in env:
-                            os.environ.pop(kx, None)
                     tf = flops / (ms * 1e-3) / 1e12
                     btf = flops / (bms * 1e-3) / 1e12
-                    if ws:
+                    if ws and ws[0] > 0:
                         fpc = flops / (ms * 1e-3) / (ws[0] * 1e6) / sm_count
                         print("%-9s %-12s %5d | %9.3f %7.1f %6.0f %6.0f %5.0f %4.0f-%-4.0f | "
                               "%9.3f %7.1f %6.0f | %s (%d samples)" %
-                              (cname, w.split("@")[0], rnd, ms, tf, ws[0], ws[1], fpc, ws[2],
+                              (cname, label, rnd, ms, tf, ws[0], ws[1], fpc, ws[2],
                                ws[3], bms, btf, wb[0] if wb else float("nan"),
                                reasons_text(ws[4] | (wb[4] if wb else 0)), ws[5]))
                     else:
                         print("%-9s %-12s %5d | %9.3f %7.1f (no clock samples) | %9.3f %7.1f" %
-                              (cname, w.split("@")[0], rnd, ms, tf, bms, btf))
+                              (cname, label, rnd, ms, tf, bms, btf))
                     sys.stdout.flush()
             tp.release()
+            calls.clear()
     smp.stop()
 
 

@@ -3,8 +3,10 @@
 # power beside each timing (bench/gpu/clock_probe.py): polyattn's defaults, the hd128
 # 176-key tile, the Ampere kernel forced, hd256's lazy O rescale and the FP8 forward,
 # beside SDPA flash and cuDNN on the same tensors, sustained (back to back) and
-# compare_torch's timer, two rounds. The log's first line names the sampler (pynvml
-# where it imports, else nvidia-smi); nvidia-smi -q before and after.
+# compare_torch's timer, two rounds. The probe log's line after the step header names
+# the sampler (pynvml where it imports, else nvidia-smi); nvidia-smi -q before and after.
+# R1 ran the first form of clock_probe.py (these cases its default; the FP8 contender
+# then lacked POLYATTN_CUDA_FP8=1 and failed with UNSUPPORTED).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/clock_s19_r1.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -7,7 +7,9 @@
 # hd64 (causal too), the wgmma descriptors by addition in the grid kernel (-da), the
 # 176-key tile with O through shared memory at hd128, FP8's row sums by the tensor cores.
 # Then the forward suite with the new variants forced (the Hopper cases run them; others
-# fall back as pa_hopper_effective says).
+# fall back as pa_hopper_effective says). The variants exist only in R2's tree: apply
+# bench/gpu/clock_s19_r2.patch to d5f02fc first (in later trees those names run the
+# default, and clock_probe.py labels them "(=default)").
 # Run: source .devkit/env; OUT=dir bash bench/gpu/clock_s19_r2.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -20,7 +22,5 @@ for v in pingpong-rel-k176-os-lo pingpong-rel-os-lo-da serial-s3-rel-wg3-lo; do
   grep -hE "Synthesis" "$LOG/fwd-$v.log" | sed "s/^/$v: /" | tee -a "$SUMMARY"
 done
 unset POLYATTN_TEST_BACKENDS
-cp "$LOG/probe.log" /tmp/probe.log
-pa_gpu_pack_logs
-cp /tmp/probe.log "$LOG/probe.log"
+pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -7,7 +7,9 @@
 # other lengths, causal, fp16; then the forward suite (default choice; the new variant
 # forced on every Hopper case, also with O's register-store fallback), test_cuda,
 # test_fp8, and compute-sanitizer memcheck / racecheck / synccheck with the new variant
-# forced on four hd128 cases (tails of a 176-key tile, causal, strided).
+# forced on four hd128 cases (tails of a 176-key tile, causal, strided). The test_fp8
+# step reads FAIL (exit 1) by design: its 11 LSE cases miss 1e-3 (decision 78); its
+# summary line is the result, and so the script's exit status is 1.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/clock_s19_r3.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -31,7 +33,5 @@ for tool in memcheck racecheck synccheck; do
   grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool.log" | sed "s/^/$tool: /" | tee -a "$SUMMARY"
 done
 unset POLYATTN_TEST_BACKENDS
-cp "$LOG/probe.log" /tmp/probe.log
-pa_gpu_pack_logs
-cp /tmp/probe.log "$LOG/probe.log"
+pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -11,7 +11,5 @@ pa_gpu_setup clock_s19_r4 python3 nvidia-smi
 STEP_TAIL=0
 step probe 420 python3 bench/gpu/clock_probe.py --rounds 2 \
   --cases r4d128s2k,r4d128s4k,r4d128c8k,r4d128c4k,r4d64s2k,r4d64c8k,r4d64c4k
-cp "$LOG/probe.log" /tmp/probe.log
-pa_gpu_pack_logs
-cp /tmp/probe.log "$LOG/probe.log"
+pa_gpu_pack_keep probe.log
 pa_gpu_finish

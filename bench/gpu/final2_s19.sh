@@ -11,7 +11,5 @@ pa_gpu_setup final2_s19 python3 nvidia-smi test_forward test_cuda test_backward
 STEP_TAIL=0
 pa_cuda_suites
 step probe 200 python3 bench/gpu/clock_probe.py --rounds 1 --cases g2048,g4096,g64c4k
-cp "$LOG/probe.log" /tmp/probe.log
-pa_gpu_pack_logs
-cp /tmp/probe.log "$LOG/probe.log"
+pa_gpu_pack_keep probe.log
 pa_gpu_finish

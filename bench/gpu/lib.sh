@@ -82,6 +82,16 @@ pa_gpu_pack_logs() {
     mv /tmp/logs.tgz .)
 }
 
+# pa_gpu_pack_keep FILE...: pa_gpu_pack_logs, the named files of $LOG left beside
+# SUMMARY.txt as well (in the archive too).
+pa_gpu_pack_keep() {
+  local f keep=/tmp/pa_gpu_keep
+  mkdir -p "$keep"
+  for f in "$@"; do cp "$LOG/$f" "$keep/"; done
+  pa_gpu_pack_logs
+  for f in "$@"; do cp "$keep/$f" "$LOG/"; done
+}
+
 # pa_fp8_test VARIANT: test_fp8 (the FP8 oracle cases) with POLYATTN_CUDA_FP8_VARIANT=
 # VARIANT ("" for the defaults) as step test-VARIANT; its synthesis line to $SUMMARY and
 # each case's oracle line, shortened and prefixed by the variant, to
