@@ -9,11 +9,8 @@ gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup decode_s18_r3 decode_timeline decode_timeline0 decode_timeline_old decode_timeline0_old test_forward test_cuda
 STEP_TAIL=0
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv >"$LOG/gpu.txt" 2>&1
-for i in 1 2 3; do
-  step ctl-new-4k-$i 60 decode_timeline0 4096
-  step ctl-old-4k-$i 60 decode_timeline0_old 4096
-done
+pa_gpu_state
+pa_decode_ab_4k new old
 step tl-new-4k 60 decode_timeline 4096
 step tl-old-4k 60 decode_timeline_old 4096
 step ctl-new-32k 60 decode_timeline0 32768

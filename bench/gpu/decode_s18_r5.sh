@@ -12,23 +12,13 @@ gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup decode_s18_r5 decode_timeline decode_timeline0 decode_timeline_old decode_timeline0_old test_forward test_cuda
 STEP_TAIL=0
-nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv >"$LOG/gpu.txt" 2>&1
-for i in 1 2 3; do
-  step ctl-new-4k-$i 60 decode_timeline0 4096
-  step ctl-old-4k-$i 60 decode_timeline0_old 4096
-done
+pa_gpu_state
+pa_decode_ab_4k new old
 step tl-new-4k 60 env DECODE_TL_CSV=$LOG/tl-new-4k.csv decode_timeline 4096
 step tl-old-4k 60 decode_timeline_old 4096
-for sk in 32768 131072; do
-  step ctl-new-$sk 60 decode_timeline0 $sk
-  step ctl-old-$sk 60 decode_timeline0_old $sk
-done
+pa_decode_ab_long new old
 pa_decode_timelines
-export POLYATTN_TEST_BACKENDS=cuda
-pa_decode_sweeps k16:POLYATTN_CUDA_DECODE_VARIANT=k16 w1:POLYATTN_CUDA_DECODE_WARPS=1 mergekernel:POLYATTN_CUDA_DECODE_MERGE=kernel
-pa_decode_sanitizer memcheck memcheck decode_varlen_seqused_gqa,g16_block_window_d96,d40_softcap,many_splits,d256_s3_256,decode_s1_sk16384
-pa_decode_sanitizer racecheck racecheck decode_varlen_seqused_gqa,decode_sq2_sk1500,d40_softcap,many_splits
-pa_decode_sanitizer synccheck synccheck decode_varlen_seqused_gqa,many_splits
+pa_decode_checks
 pa_decode_perf graph,scrub 4096,32768,131072 "default:;default-again:"
 gzip "$LOG"/*.csv 2>/dev/null
 pa_gpu_finish

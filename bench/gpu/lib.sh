@@ -138,6 +138,46 @@ pa_cuda_suites() {
 # forced (POLYATTN_CUDA_KERNEL=decode) on the forward sweep's decode-shaped cases.
 PA_DECODE_CASES=decode,d32_s1,s1_sk1000,d256_s3_256,d40_sq3_sk256,seqlen_k_0_causal_nolse
 
+# pa_gpu_state: the GPU's name, clocks, power and temperature as the script starts, into
+# $LOG/gpu.txt.
+pa_gpu_state() {
+  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv \
+    >"$LOG/gpu.txt" 2>&1
+}
+
+# pa_decode_ab_4k TAG... / pa_decode_ab_long TAG...: decode_timeline0 builds (TAG "new":
+# decode_timeline0, this tree's; any other: decode_timeline0_TAG) alternated in one
+# process each, at Sk 4096 three rounds (steps ctl-TAG-4k-ROUND), at Sk 32768 and 131072
+# once (steps ctl-TAG-SK).
+pa_decode_ctl_bin() { [ "$1" = new ] && echo decode_timeline0 || echo "decode_timeline0_$1"; }
+pa_decode_ab_4k() {
+  local i tag
+  for i in 1 2 3; do
+    for tag in "$@"; do step "ctl-$tag-4k-$i" 60 "$(pa_decode_ctl_bin "$tag")" 4096; done
+  done
+}
+pa_decode_ab_long() {
+  local sk tag
+  for sk in 32768 131072; do
+    for tag in "$@"; do step "ctl-$tag-$sk" 60 "$(pa_decode_ctl_bin "$tag")" $sk; done
+  done
+}
+
+# pa_decode_checks: the eighteenth session's decode checks on the CUDA backend: the decode
+# sweep (default, 16-key tiles, one warp per block, the merge kernel), graph capture and the
+# 20-run identity (pa_decode_sweeps), memcheck, racecheck and synccheck on the decode cases
+# that cover varlen, windows, softcap, many splits and hd256.
+pa_decode_checks() {
+  export POLYATTN_TEST_BACKENDS=cuda
+  pa_decode_sweeps k16:POLYATTN_CUDA_DECODE_VARIANT=k16 w1:POLYATTN_CUDA_DECODE_WARPS=1 \
+    mergekernel:POLYATTN_CUDA_DECODE_MERGE=kernel
+  pa_decode_sanitizer memcheck memcheck \
+    decode_varlen_seqused_gqa,g16_block_window_d96,d40_softcap,many_splits,d256_s3_256,decode_s1_sk16384
+  pa_decode_sanitizer racecheck racecheck decode_varlen_seqused_gqa,decode_sq2_sk1500,d40_softcap,many_splits
+  pa_decode_sanitizer synccheck synccheck decode_varlen_seqused_gqa,many_splits
+  unset POLYATTN_TEST_BACKENDS
+}
+
 # pa_decode_timelines: the per-call lines of every ctl-* and tl-* step log
 # (bench/gpu/decode_timeline.cu) to $SUMMARY.
 pa_decode_timelines() {
