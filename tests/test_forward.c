@@ -37,6 +37,21 @@ static const th_case cases[] = {
     /* hd128 above the persistent kernel's 4096 keys: the Hopper grid kernel's 176-key
      * tiles on cc 9.0 (decision 110), a partial last key tile and query tile */
     {.name = "s4352_d128", .dtypes = TH_BF16 | TH_F16, .seq_q = 200, .seq_k = 4352, .head_dim = 128},
+    /* hd64 above the persistent kernel's bound: on cc 9.0 the three-consumer grid kernel
+     * (non-causal; causal up to 2048 keys runs the persistent one); forced onto "-k192":
+     * 1500 keys = 7 whole 192-key tiles and a partial one, the causal diagonal across
+     * query tiles of 192 rows */
+    {.name = "s1500_d64", .dtypes = TH_BF16 | TH_F16, .heads_q = 2, .seq_q = 600, .seq_k = 1500, .head_dim = 64},
+    {.name = "s1500_causal_d64", .dtypes = TH_BF16 | TH_F16, .seq_q = 1500, .seq_k = 1500, .head_dim = 64, .causal = 1},
+    /* hd64 from 8192 keys: the 192-key grid kernel by default on cc 9.0 (decision 111),
+     * a partial last key tile (8400 = 43 x 192 + 144) */
+    {.name = "s8400_d64", .dtypes = TH_BF16 | TH_F16, .seq_q = 100, .seq_k = 8400, .head_dim = 64},
+    /* hd64 causal above 2048 keys: the 192-key grid kernel by default on cc 9.0; with a
+     * softcap (not plain) the persistent kernel, with ALiBi above 8192 keys the 128-key
+     * grid kernel: the wide tile's kernel has no score passes for them */
+    {.name = "s2500_causal_d64", .dtypes = TH_BF16 | TH_F16, .seq_q = 300, .seq_k = 2500, .head_dim = 64, .causal = 1},
+    {.name = "s2500_causal_softcap_d64", .dtypes = TH_BF16 | TH_F16, .seq_q = 300, .seq_k = 2500, .head_dim = 64, .causal = 1, .scale = 0.5f, .softcap = 5.0f},
+    {.name = "s8400_alibi_d64", .dtypes = TH_BF16 | TH_F16, .heads_q = 2, .seq_q = 100, .seq_k = 8400, .head_dim = 64, .alibi = TH_ALIBI_HEADS},
     {.name = "s2048_causal_d256", .dtypes = TH_BF16, .seq_q = 2048, .seq_k = 2048, .head_dim = 256, .causal = 1},
     /* hd256 with the forward features (the Hopper kernel's 80-key tiles on cc 9.0:
      * tails of 128-row and 80-key tiles, GQA, masks, varlen, seqused_k, block lists) */

@@ -18,7 +18,8 @@
  * 71): by default at hd128 the two consumers take turns issuing their products and
  * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
  * S has landed (on 176-key tiles on the grid kernel for plain problems, else 128); at
- * hd64 three consumers run one tile at a time each. hd256 is the same template
+ * hd64 three consumers run one tile at a time each (on 192-key tiles for long plain
+ * problems, else 128). hd256 is the same template
  * on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
  *
  * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
@@ -64,7 +65,8 @@
 namespace {
 
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
- * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages)
+ * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages;
+ * its wider 176-key hd128 and 192-key hd64 tiles)
  * and its hd256 tile (80 keys, 2 stages: Q 64 KiB + 2 x (K + V) 160 KiB of the 227 KiB
  * a block may use; O alone is 128 of a consumer's 240 registers); the variants'
  * figures on the H200 are in bench/RESULTS.md (fourth to sixth sessions). */
@@ -74,8 +76,9 @@ struct pa_hopper_cfg {
     consumers = NWG,       /* consumer warpgroups of 64 rows: 2, or 3 at hd64 ("-wg3") */
     block_q = 64 * NWG,    /* query rows per block */
     block_k = BK,          /* keys per K/V tile: 128 (S is 64 registers per consumer
-                              thread), or 160 / 176 at hd128 ("-k160", "-k176"), 80
-                              or 64 at hd256 ("-k64") */
+                              thread), or 160 / 176 at hd128 ("-k160", "-k176"), 192
+                              at hd64 with three consumers ("-k192"), 80 or 64 at
+                              hd256 ("-k64") */
     threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
     stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
     q_bufs = QBUFS,        /* Q buffers: 1, or 2 in the persistent "-q2" variants */
@@ -85,8 +88,9 @@ struct pa_hopper_cfg {
     producer_regs = 24,
     consumer_regs = NWG == 3 ? 160 : 240,
     /* the score passes for softcap/ALiBi/scale <= 0 and block masks: compiled out of
-     * the wide hd128 tiles, which run plain problems only (pa_hopper_effective) */
-    full_scores = BK != 160 && BK != 176
+     * the wide tiles (hd128's 160/176 keys, hd64's 192), which run plain problems
+     * only (pa_hopper_effective) */
+    full_scores = BK != 160 && BK != 176 && BK != 192
   };
   static constexpr int q_panel = block_q * 128, kv_panel = block_k * 128;
   static constexpr int q_bytes = block_q * D * 2, kv_bytes = block_k * D * 2;
@@ -105,8 +109,10 @@ struct pa_hopper_cfg {
                 "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
   static_assert((BK == 128 && D <= 128) || ((BK == 160 || BK == 176) && D == 128 && NWG == 2) ||
+                    (BK == 192 && D == 64 && NWG == 3) ||
                     ((BK == 80 || BK == 64) && D == 256 && NWG == 2),
-                "key tiles: 128 at hd64/hd128, 160/176 at hd128, 80/64 at hd256");
+                "key tiles: 128 at hd64/hd128, 160/176 at hd128, 192 at hd64 (three "
+                "consumers), 80/64 at hd256");
   static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
 };
 
@@ -181,13 +187,18 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  instruction, 32 per thread per tile at hd128). Under PERSIST only with
  *                  Q2: the Q buffer is released once the copy has read it, which the
  *                  other buffer's tile hides. Tiles that end past their sequence's last
- *                  row store from registers as before.
+ *                  row store from registers as before;
+ *   PA_HV_K192     hd64 with WG3, plain problems only (as K176): 192-key K/V tiles
+ *                  (FlashAttention-3's hd64 non-causal tile, 192 x 192), a third fewer
+ *                  tiles than 128 keys, so a third fewer per-tile fixed costs (waits,
+ *                  the row maxima's shuffles, O's rescale) per key; S is 96 of a
+ *                  consumer's 160 registers (twentieth session).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * PA_HOPPER_D256_VARIANT admits are compiled. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
-       PA_HV_OST = 16384 };
+       PA_HV_OST = 16384, PA_HV_K192 = 32768 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -301,6 +312,7 @@ template <int D, int V>
 using pa_hopper_vcfg =
     pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2,
                   D == 256   ? (V & PA_HV_K64 ? 64 : 80)
+                  : V & PA_HV_K192 ? 192
                   : V & PA_HV_K176 ? 176
                   : V & PA_HV_K160 ? 160
                                    : 128,
@@ -616,8 +628,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2]) {
     const int k0 = n * BK;
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-    /* the wider hd128 tiles run plain problems only (pa_hopper_effective): without
-     * the general and block passes their kernels fit in 240 registers */
+    /* the wider tiles (hd128's 160/176 keys, hd64's 192) run plain problems only
+     * (pa_hopper_effective): without the general and block passes their kernels fit
+     * in 240 (hd128) / 160 (hd64) registers */
     pa_frag_scores<S_TILES>(sacc, p, c, cfg::full_scores && general, slope, range,
                             cfg::full_scores && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
     pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
@@ -957,7 +970,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   }
   if (pa_hopper_uses_block_list(p)) {
     /* pa_hopper_effective keeps 128-row tiles (no -wg3, -mc) and, at hd64/hd128,
-     * 128-key tiles (no -k160/176) under BLOCK; hd256 lists its 80- or 64-key tiles
+     * 128-key tiles (no -k160/176/192) under BLOCK; hd256 lists its 80- or 64-key tiles
      * (block_list.cuh masks tiles that straddle mask blocks per element) */
     if ((int)cfg::block_q != (int)PA_CUDA_HOPPER_TILE ||
         (int)cfg::block_k < pa_hopper_list_min_bk(D))
@@ -1060,7 +1073,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   X("pingpong-rel-p-q2-os",                                                               \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST, 1)          \
   X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)                   \
-  X("pingpong-rel-k176-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST, 1)
+  X("pingpong-rel-k176-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST, 1) \
+  X("serial-rel-wg3-k192", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1076,9 +1090,15 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * decision 110; pa_hopper_effective keeps it to plain problems, the rest run
  * "pingpong-rel-os"); sustained, at the board's power cap, against "pingpong-rel-os":
  * +2.4% at S8192, +2.9% at S16384, +1.8% causal S16384, +1.6% fp16 S8192, level at
- * S4096, -0.7% at S2048 (the last of 12 tiles a third empty; nineteenth session). */
+ * S4096, -0.7% at S2048 (the last of 12 tiles a third empty; nineteenth session).
+ * hd64 plain problems from PA_HOPPER_K192_SK_D64 keys (causal: above
+ * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN): FlashAttention-3's 192-key tile on the
+ * three-consumer kernel, with two stages ("serial-rel-wg3-k192", decision 111). */
 enum {
   PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
+  /* hd64 plain problems from PA_HOPPER_K192_SK_D64 keys, causal ones above
+   * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN: 192-key tiles, two stages */
+  PA_HOPPER_DEFAULT_D64_LONG = PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192,
   PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_K176,
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
   PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
@@ -1091,14 +1111,33 @@ enum {
  * at its boundaries, which the persistent kernel overlaps with the next tile's loads.
  * Sustained at the power cap (nineteenth session, R4), persistent against grid: hd128
  * S2048 +3.3%, S4096 +1.8%, causal S4096 +6.6% and S8192 +2.2% (against the 176-key grid
- * kernel); hd64 causal S4096 +2.4%; the grid kernels ahead at hd64 S2048 (3.4%) and hd64
- * causal S8192 (4.8%). Non-causal S >= 8192: the grid kernel (seventh session: 3-4%). */
+ * kernel); hd64 causal S4096 +2.4% (against the 128-key grid kernel; decision 111's
+ * 192-key one is 1.3-1.7% ahead of it there, twentieth session, so plain causal hd64
+ * problems leave it above 2048 keys); the grid kernels ahead at hd64 S2048 (3.4%) and
+ * hd64 causal S8192 (4.8%). Non-causal S >= 8192: the grid kernel (seventh session:
+ * 3-4%). */
 enum {
   PA_HOPPER_PERSIST_SK_D128 = 4096,
   PA_HOPPER_PERSIST_SK_D128_CAUSAL = 8192,
   PA_HOPPER_PERSIST_SK_D64 = 1024,
-  PA_HOPPER_PERSIST_SK_D64_CAUSAL = 4096
+  PA_HOPPER_PERSIST_SK_D64_CAUSAL = 4096, /* with softcap, ALiBi or scale <= 0 */
+  /* hd64 causal plain problems (pa_hopper_plain) above these keys take the 192-key grid
+   * kernel (decision 111; twentieth session, sustained at the power cap: +1.3-1.7% over
+   * the persistent kernel at 4096 keys, -2.9% at 2048; +3.9% / +5.4% over the 128-key
+   * grid kernel at 8192 / 16384) */
+  PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN = 2048,
+  /* hd64, non-causal: the fewest keys for which plain problems take 192-key tiles
+   * (decision 111; two stages against the 128-key default: +2.8% at S8192, +4.9% at
+   * S16384, -0.8% at S4096) */
+  PA_HOPPER_K192_SK_D64 = 8192
 };
+
+/* A problem the wide key tiles run (hd128's 160/176, hd64's 192 keys): no block mask,
+ * softcap, ALiBi or scale <= 0, whose score passes those kernels compile out. */
+bool pa_hopper_plain(const pa_problem *p) {
+  return p->sparsity != POLYATTN_SPARSITY_BLOCK && !(p->softcap > 0.0f) && !p->alibi.buf &&
+         p->scale > 0.0f;
+}
 
 /* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
  * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
@@ -1121,10 +1160,15 @@ int pa_hopper_default(const pa_problem *p) {
     const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCK_GRID");
     block_persist = !(env && !strcmp(env, "1"));
   }
+  /* hd64 on 192-key tiles: plain problems only (the kernel has no score passes for the
+   * others; a block mask is never plain, so block_persist is false here) */
+  if (d64 && pa_hopper_plain(p) &&
+      (p->causal ? sk > PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN : sk >= PA_HOPPER_K192_SK_D64))
+    return PA_HOPPER_DEFAULT_D64_LONG;
   if (p->head_dim != 256 &&
       (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
     return PA_HOPPER_DEFAULT_SHORT;
-  return p->head_dim == 64    ? (int)PA_HOPPER_DEFAULT_D64
+  return d64                  ? (int)PA_HOPPER_DEFAULT_D64
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
                               : (int)PA_HOPPER_DEFAULT_D128;
 }
@@ -1161,15 +1205,17 @@ int pa_hopper_variant(const pa_problem *p) {
  * 192-row tiles would cut the 128-row mask blocks that cuda_dispatch.c routes here),
  * "-mc" only where both blocks of a cluster walk the same key tiles and both exist;
  * hd256 has two stages, one Q buffer (its shared memory is full), no multicast, and
- * "-k64" is hd256's only. */
+ * "-k64" is hd256's only; "-k160"/"-k176" (hd128) and "-k192" (hd64 with "-wg3") run
+ * plain problems only. */
 int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
   if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST | PA_HV_Q2);
   else v &= ~PA_HV_K64;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
-  const bool plain = !block && !(p->softcap > 0.0f) && !p->alibi.buf && p->scale > 0.0f;
+  const bool plain = pa_hopper_plain(p);
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176);
+  if ((v & PA_HV_K192) && (p->head_dim != 64 || !plain || !(v & PA_HV_WG3))) v &= ~PA_HV_K192;
   if (v & PA_HV_MCAST) {
     const int bq = v & PA_HV_WG3 ? 192 : 128;
     const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
@@ -1186,6 +1232,7 @@ constexpr int pa_hopper_smem_of(int d, int v) {
   return 1024 + (v & PA_HV_Q2 ? 2 : 1) * 64 * (v & PA_HV_WG3 ? 3 : 2) * d * 2 +
          (v & PA_HV_STAGES3 ? 3 : 2) * 2 * d * 2 *
              (d == 256              ? (v & PA_HV_K64 ? 64 : 80)
+              : v & PA_HV_K192 ? 192
               : v & PA_HV_K176 ? 176
               : v & PA_HV_K160 ? 160
                                : 128);
@@ -1199,7 +1246,9 @@ static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                   pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_D128) ==
                       pa_hopper_vcfg<128, PA_HOPPER_DEFAULT_D128>::smem_bytes &&
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT) ==
-                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT>::smem_bytes,
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT>::smem_bytes &&
+                  pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_D64_LONG) ==
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64_LONG>::smem_bytes,
               "pa_hopper_smem_of follows pa_hopper_vcfg");
 
 int pa_hopper_smem_bytes(int head_dim, int v) {
@@ -1211,7 +1260,8 @@ template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, int sms, void *ws, const int32_t *gate,
                           cudaStream_t stream, bool *done) {
   if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
-                (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) && pa_hopper_compiled_at(D, V)) {
+                (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&
+                (!(V & PA_HV_K192) || (D == 64 && (V & PA_HV_WG3))) && pa_hopper_compiled_at(D, V)) {
     *done = true;
     return pa_hopper_launch<T, D, V>(p, sms, ws, gate, stream);
   } else {
