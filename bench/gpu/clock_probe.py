@@ -111,6 +111,47 @@ for _s in (2048, 4096, 8192, 16384):
 CASES["fc16k"] = ("bf16", 128, 16384, True, ["pa", _OLD128, "cudnn", "flash"])
 CASES["fd64"] = ("bf16", 64, 8192, False, ["pa", "cudnn", "flash"])
 CASES["ffp8"] = ("bf16", 128, 8192, False, ["fp8", _OLD8, "cudnn"])
+# twentieth session: hd64's three-consumer grid kernel on 192-key tiles (FlashAttention-3's
+# hd64 non-causal tile), three and two stages, against the default (128-key tiles)
+_K192 = "pa:k192@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-k192"  # R1 only (removed)
+_K192S2 = "pa:k192s2@POLYATTN_CUDA_HOPPER_VARIANT=serial-rel-wg3-k192"
+CASES["s20d64"] = ("bf16", 64, 8192, False, ["pa", _K192, _K192S2, "cudnn"])
+for _n, _s, _c in (("s20d64s2k", 2048, False), ("s20d64s4k", 4096, False),
+                   ("s20d64s16k", 16384, False), ("s20d64c8k", 8192, True),
+                   ("s20d64c16k", 16384, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _K192, "cudnn"])
+# R2: the new hd64 default from 8192 keys ("serial-rel-wg3-k192", both dtypes) against the
+# previous one (three stages, 128 keys), and two stages on 128-key tiles ("serial-rel-wg3")
+_OLD64 = "pa:old@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3"
+_WG3S2 = "pa:wg3s2@POLYATTN_CUDA_HOPPER_VARIANT=serial-rel-wg3"
+_K192S2F = "pa:k192s2@POLYATTN_CUDA_HOPPER_VARIANT=serial-rel-wg3-k192"
+CASES["t8k"] = ("bf16", 64, 8192, False, ["pa", _OLD64, _WG3S2, "cudnn"])
+CASES["t16k"] = ("bf16", 64, 16384, False, ["pa", _OLD64, "cudnn"])
+CASES["tc8k"] = ("bf16", 64, 8192, True, ["pa", _OLD64, _WG3S2, "cudnn"])
+CASES["tc16k"] = ("bf16", 64, 16384, True, ["pa", _OLD64, "cudnn"])
+CASES["tf16"] = ("fp16", 64, 8192, False, ["pa", _OLD64, "cudnn"])
+CASES["t4k"] = ("bf16", 64, 4096, False, ["pa", _K192S2F, _WG3S2, "cudnn"])
+CASES["t2k"] = ("bf16", 64, 2048, False, ["pa", _WG3S2, "cudnn"])
+CASES["tc4k"] = ("bf16", 64, 4096, True, ["pa", _K192S2F, _OLD64, "cudnn"])
+# R3: hd64 causal from 2048 keys on the 192-key grid kernel (the new default); the
+# persistent walk on the three-consumer kernel (serial, two Q buffers; with 128- and
+# 192-key tiles) against the defaults at the short lengths (those two variants were
+# removed after R3: bench/gpu/k192_s20_r3.patch; in later trees they run the default)
+_WG3P = "pa:wg3p@POLYATTN_CUDA_HOPPER_VARIANT=serial-rel-wg3-p-q2"
+_WG3PK = "pa:wg3pk192@POLYATTN_CUDA_HOPPER_VARIANT=serial-rel-wg3-k192-p-q2"
+CASES["u1k"] = ("bf16", 64, 1024, False, ["pa", _WG3P, "cudnn"])
+CASES["u2k"] = ("bf16", 64, 2048, False, ["pa", _WG3P, "cudnn"])
+CASES["u4k"] = ("bf16", 64, 4096, False, ["pa", _WG3P, "cudnn"])
+CASES["uc2k"] = ("bf16", 64, 2048, True, ["pa", _K192S2F, _WG3P, "cudnn"])
+CASES["uc4k"] = ("bf16", 64, 4096, True, ["pa", _WG3PK, _P, "cudnn"])
+CASES["uc8k"] = ("bf16", 64, 8192, True, ["pa", _WG3PK, "cudnn"])
+# the final check: the two-consumer grid kernels (128-row tiles, pingpong) at hd64's
+# short lengths, where the three-consumer kernel's 192-row tiles leave the last query
+# tile a third empty (S2048) and the persistent kernels lost (R3)
+_PP = "pa:pp@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel"
+_PPOS = "pa:ppos@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os"
+CASES["v2k"] = ("bf16", 64, 2048, False, ["pa", _PP, _PPOS, "cudnn"])
+CASES["v4k"] = ("bf16", 64, 4096, False, ["pa", _PP, _PPOS, "cudnn"])
 
 
 class Sampler:
