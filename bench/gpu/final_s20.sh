@@ -14,10 +14,8 @@ step probe 240 python3 bench/gpu/clock_probe.py --rounds 2 --cases fd64,v2k,v4k
 export POLYATTN_TEST_BACKENDS=cuda
 V=POLYATTN_CUDA_HOPPER_VARIANT
 step sweep-default 200 test_forward --verbose --jobs 8
-step sweep-k192s2 200 env POLYATTN_CUDA_KERNEL=hopper $V=serial-rel-wg3-k192 test_forward --verbose --filter 'forward/sweep' --jobs 8
-step test-cuda 120 test_cuda --verbose
-grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-cuda.log | tee -a "$SUMMARY"
-grep -hE "s2500|s8400" "$LOG"/sweep-default.log | head -12 | tee -a "$SUMMARY"
+pa_hopper_sweep k192s2 $V=serial-rel-wg3-k192
+pa_fwd_checks_tail "s2500|s8400"
 unset POLYATTN_TEST_BACKENDS
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -13,26 +13,18 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup k192_s20_r1 python3 nvidia-smi test_forward
 STEP_TAIL=0
 # registers and spills of the hd64 Hopper kernels (the 192-key ones: V = 32796 / 32792)
-CUOBJ=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
-step resources 60 sh -c "'$CUOBJ' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so | grep -A1 'pa_hopper_fwd_kernel.*Li64ELi' | grep -oE 'Li64ELi[0-9]+|REG:[0-9]+|LOCAL:[0-9]+' | paste - - - | sort -u"
-grep -E "3279[26]" "$LOG/resources.log" | tee -a "$SUMMARY"
+pa_hopper_resources "3279[26]"
 step probe 360 python3 bench/gpu/clock_probe.py --rounds 2 \
   --cases s20d64,s20d64s2k,s20d64s4k,s20d64s16k,s20d64c8k,s20d64c16k
 export POLYATTN_TEST_BACKENDS=cuda
 V=POLYATTN_CUDA_HOPPER_VARIANT
 step sweep-default 200 test_forward --verbose --jobs 8
-step sweep-k176os 200 env POLYATTN_CUDA_KERNEL=hopper $V=pingpong-rel-k176-os test_forward --verbose --filter 'forward/sweep' --jobs 8
-step sweep-k192 200 env POLYATTN_CUDA_KERNEL=hopper $V=serial-s3-rel-wg3-k192 test_forward --verbose --filter 'forward/sweep' --jobs 8
-step sweep-k192s2 200 env POLYATTN_CUDA_KERNEL=hopper $V=serial-rel-wg3-k192 test_forward --verbose --filter 'forward/sweep' --jobs 8
+pa_hopper_sweep k176os $V=pingpong-rel-k176-os
+pa_hopper_sweep k192 $V=serial-s3-rel-wg3-k192
+pa_hopper_sweep k192s2 $V=serial-rel-wg3-k192
 grep -hE "Synthesis" "$LOG"/sweep-*.log | tee -a "$SUMMARY"
 grep -hE "s4352|s1500" "$LOG"/sweep-default.log | head -12 | tee -a "$SUMMARY"
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-for tool in memcheck racecheck synccheck; do
-  step $tool 200 env POLYATTN_CUDA_KERNEL=hopper $V=serial-s3-rel-wg3-k192 \
-    POLYATTN_TEST_CASES=gqa_8_2,causal_sq17_sk256,s1500_d64,s1500_causal_d64 \
-    "$CS" --tool $tool --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs 4
-  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool.log" | sed "s/^/$tool: /" | tee -a "$SUMMARY"
-done
+pa_hopper_sanitizers gqa_8_2,causal_sq17_sk256,s1500_d64,s1500_causal_d64 $V=serial-s3-rel-wg3-k192
 unset POLYATTN_TEST_BACKENDS
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -224,3 +224,46 @@ pa_decode_perf() {
   step perf 150 python3 bench/gpu/decode_variants.py --timers "$1" --sk "$2" --variants "$3" --json "$LOG/decode.jsonl"
   grep -vh "^#" "$LOG/perf.log" | grep -E "^ +[0-9]" | cut -c1-110 >>"$SUMMARY"
 }
+
+# The twentieth session's Hopper forward checks (bench/gpu/k192_s20_*.sh, final_s20.sh).
+# pa_hopper_resources REGEX: registers and local memory of the hd64 Hopper forward
+# kernels (cuobjdump on the devkit's module, with how many instantiations share each
+# line) as step resources; the lines whose template values match REGEX to $SUMMARY.
+pa_hopper_resources() {
+  local cuobj
+  cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
+  step resources 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so | grep -A1 'pa_hopper_fwd_kernel.*Li64ELi' | grep -oE 'Li64ELi[0-9]+|REG:[0-9]+|LOCAL:[0-9]+' | paste - - - | sort | uniq -c"
+  grep -E "$1" "$LOG/resources.log" | tee -a "$SUMMARY"
+}
+
+# pa_hopper_sanitizers CASES SETTING...: compute-sanitizer memcheck, racecheck and
+# synccheck on test_forward's sweep cases CASES with the Hopper kernel forced and each
+# SETTING (VAR=VALUE: the variant, a grid cap) as steps memcheck / racecheck / synccheck;
+# each one's summary line to $SUMMARY.
+pa_hopper_sanitizers() {
+  local cases=$1 cs tool
+  shift
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  for tool in memcheck racecheck synccheck; do
+    step $tool 200 env POLYATTN_CUDA_KERNEL=hopper "$@" POLYATTN_TEST_CASES="$cases" \
+      "$cs" --tool $tool --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs 4
+    grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool.log" | sed "s/^/$tool: /" | tee -a "$SUMMARY"
+  done
+}
+
+# pa_hopper_sweep NAME SETTING...: the forward sweep with the Hopper kernel forced and
+# each SETTING as step sweep-NAME.
+pa_hopper_sweep() {
+  local name=$1
+  shift
+  step "sweep-$name" 200 env POLYATTN_CUDA_KERNEL=hopper "$@" test_forward --verbose --filter 'forward/sweep' --jobs 8
+}
+
+# pa_fwd_checks_tail REGEX: step test-cuda, then the synthesis lines of the sweep-* and
+# test-cuda logs and the default sweep's oracle lines of the cases matching REGEX (at
+# most 12) to $SUMMARY.
+pa_fwd_checks_tail() {
+  step test-cuda 120 test_cuda --verbose
+  grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-cuda.log | tee -a "$SUMMARY"
+  grep -hE "$1" "$LOG"/sweep-default.log | head -12 | tee -a "$SUMMARY"
+}
