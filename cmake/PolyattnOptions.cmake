@@ -25,11 +25,13 @@ set_property(CACHE POLYATTN_CUDA PROPERTY STRINGS AUTO ON OFF)
 # 11.8 or 12.x toolkit pass "70;80;90" for Volta.
 set(POLYATTN_CUDA_ARCHS "75;80;90" CACHE STRING "CUDA architectures of the CUDA module")
 option(POLYATTN_CUDA_PTXAS_VERBOSE "Print ptxas register and shared-memory use (-Xptxas -v)" OFF)
-# The Ampere forward's tuning rows that the default choice ("auto") never runs (hd64
-# base and m2, hd128 base, m2 and m2k64j: backends/cuda/ampere_tune.cuh), for
-# comparing variants on a GPU (bench/gpu/ampere_variants.sh). Off: not compiled
-# (build time), and asking for one runs the head dim's default row.
-option(POLYATTN_CUDA_TUNING_VARIANTS "Compile the Ampere forward's tuning-only variants" OFF)
+# The forward kernels' tuning-only variants, for comparing them on a GPU: the Ampere
+# rows that the default choice ("auto") never runs (hd64 base and m2, hd128 base, m2 and
+# m2k64j: backends/cuda/ampere_tune.cuh; bench/gpu/ampere_variants.sh) and the Hopper
+# kernel's bf16-only variants (those PA_HOPPER_VARIANT_LIST in fwd_hopper.cu does not
+# mark "full"; decision 112). Off: not compiled (build time), and asking for one runs
+# the default.
+option(POLYATTN_CUDA_TUNING_VARIANTS "Compile the Ampere and Hopper forward's tuning-only variants" OFF)
 
 # The HIP backend module (backends/hip): AUTO builds it when hipcc and the HIP
 # runtime (libamdhip64) are found; ON requires them; OFF skips it. The targets are

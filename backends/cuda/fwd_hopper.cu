@@ -61,6 +61,11 @@
 #ifndef PA_CUDA_HOPPER_BUILT
 #  define PA_CUDA_HOPPER_BUILT 0
 #endif
+/* The bf16-only tuning variants of PA_HOPPER_VARIANT_LIST (those not "full") are
+ * compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (decision 112) */
+#ifndef PA_CUDA_TUNING_VARIANTS
+#  define PA_CUDA_TUNING_VARIANTS 0
+#endif
 
 namespace {
 
@@ -104,7 +109,8 @@ struct pa_hopper_cfg {
                 "static shared memory: mbarriers, the list's head, the persistent hand-off");
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(QBUFS == 1 || QBUFS == 2, "one or two Q buffers");
-  static_assert(kv_panel % 1024 == 0, "each K/V panel starts on the swizzle's period");
+  static_assert(q_panel % 1024 == 0 && kv_panel % 1024 == 0,
+                "each Q and K/V panel starts on the swizzle's period");
   static_assert(smem_bytes + static_smem_bytes <= 227 * 1024,
                 "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && D == 64), "three consumers only at hd64 (registers)");
@@ -1047,8 +1053,10 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
 
 /* The compiled variants: X(name, bits, full). "full" ones exist for fp16 and bf16 (the
  * schedules of the fourth session, the defaults and what they fall back to); the rest
- * are bf16-only tuning aids (~30 s of ptxas each), and an fp16 problem under their
- * name runs the default. "-wg3" exists at hd64 only. */
+ * are bf16-only tuning aids (~30 s of ptxas each), compiled only with the CMake option
+ * POLYATTN_CUDA_TUNING_VARIANTS (decision 112); a problem under the name of one not
+ * compiled (fp16, or a build without the option) runs the default. "-wg3" exists at
+ * hd64 only. */
 #define PA_HOPPER_VARIANT_LIST(X)                                                        \
   X("serial", PA_HOPPER_SERIAL, 1)                                                       \
   X("pipe", PA_HOPPER_PIPE, 1)                                                           \
@@ -1259,7 +1267,8 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
 template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, int sms, void *ws, const int32_t *gate,
                           cudaStream_t stream, bool *done) {
-  if constexpr ((FULL || std::is_same<T, __nv_bfloat16>::value) && (!(V & PA_HV_WG3) || D == 64) &&
+  if constexpr ((FULL || (PA_CUDA_TUNING_VARIANTS && std::is_same<T, __nv_bfloat16>::value)) &&
+                (!(V & PA_HV_WG3) || D == 64) &&
                 (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&
                 (!(V & PA_HV_K192) || (D == 64 && (V & PA_HV_WG3))) && pa_hopper_compiled_at(D, V)) {
     *done = true;
