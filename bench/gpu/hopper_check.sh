@@ -11,7 +11,9 @@
 #   2b. the persistent variant (pingpong-rel-p, decision 89) on the same cases with its
 #      grid capped at 7 blocks (POLYATTN_CUDA_HOPPER_BLOCKS), so that every block walks
 #      many query tiles and causal pairs: the test problems alone are too small to give
-#      a block more than one tile
+#      a block more than one tile (pingpong-rel-p is a bf16-only tuning variant: since
+#      decision 112 it needs a build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON, else this
+#      step runs the default)
 #   3. test_cuda: graph capture and 100 runs bit-identical, bf16 hd128 (the default
 #      choice, i.e. the Hopper kernel on cc 9.0)
 #   4. one benchmark line: bf16 hd128 S=8192, default choice

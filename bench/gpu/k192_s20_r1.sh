@@ -7,6 +7,11 @@
 # default choice (with its new cases s4352_d128, s1500_d64, s1500_causal_d64), the
 # 176-key kernel forced; the new variants forced on every Hopper case; compute-sanitizer
 # memcheck / racecheck / synccheck with the three-stage one forced on hd64 cases.
+# Its tree (not committed): fc46d93's defaults plus the K192 bit and two bf16-only
+# variants, X("serial-s3-rel-wg3-k192", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE
+# | PA_HV_WG3 | PA_HV_K192, 0) and serial-rel-wg3-k192 (full 0 then). In later trees the
+# first name is not listed and runs the default; since decision 112 bf16-only variants
+# need -DPOLYATTN_CUDA_TUNING_VARIANTS=ON.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/k192_s20_r1.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -6,6 +6,8 @@
 # ("serial-rel-wg3", bf16 only) at S 2048-16384, causal 8192/16384, fp16 8192; the
 # forward suite by default (new case s8400_d64 takes the new kernel) and with the new
 # variant forced (fp16 cases now run it too); compute-sanitizer with it forced; test_cuda.
+# "serial-rel-wg3" is bf16-only: since decision 112 it needs a build with
+# -DPOLYATTN_CUDA_TUNING_VARIANTS=ON (without, its name runs the default).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/k192_s20_r2.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -6,6 +6,9 @@
 # two rounds). The forward suite by default (s2500_causal_d64 takes the 192-key kernel),
 # the new variants forced (also with 5 blocks: many tiles per block), test_cuda, and
 # compute-sanitizer with the persistent three-consumer kernel forced.
+# Its two bf16-only variants were removed after this round: to run it again, apply
+# bench/gpu/k192_s20_r3.patch and build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON
+# (decision 112); without, their names run the default.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/k192_s20_r3.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
