@@ -153,6 +153,19 @@ _PPOS = "pa:ppos@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os"
 CASES["v2k"] = ("bf16", 64, 2048, False, ["pa", _PP, _PPOS, "cudnn"])
 CASES["v4k"] = ("bf16", 64, 4096, False, ["pa", _PP, _PPOS, "cudnn"])
 
+# twenty-first session: the persistent kernel with each tile's last P.V issued in the next
+# tile's first turn ("-x", PA_HV_CARRY) against the default persistent kernel, at the
+# lengths where the default runs it (hd128 up to 4096 keys, causal up to 8192; hd64 up to
+# 1024, causal plain up to 2048); "-x" was removed after R1 (decision 113,
+# bench/gpu/carry_s21_r1.patch): in later trees its name runs the default
+_X = "pa:x@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-q2-os-x"
+for _n, _dt, _d, _s, _c in (("x512", "bf16", 128, 512, False), ("xc512", "bf16", 128, 512, True),
+                            ("x2k", "bf16", 128, 2048, False), ("x4k", "bf16", 128, 4096, False),
+                            ("xc4k", "bf16", 128, 4096, True), ("xc8k", "bf16", 128, 8192, True),
+                            ("x64s512", "bf16", 64, 512, False), ("x64s1k", "bf16", 64, 1024, False),
+                            ("x64c2k", "bf16", 64, 2048, True), ("xf512", "fp16", 128, 512, False)):
+    CASES[_n] = (_dt, _d, _s, _c, ["pa", _X, "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with

@@ -226,13 +226,13 @@ pa_decode_perf() {
 }
 
 # The twentieth session's Hopper forward checks (bench/gpu/k192_s20_*.sh, final_s20.sh).
-# pa_hopper_resources REGEX: registers and local memory of the hd64 Hopper forward
+# pa_hopper_resources REGEX: registers and local memory of the hd64 and hd128 Hopper forward
 # kernels (cuobjdump on the devkit's module, with how many instantiations share each
 # line) as step resources; the lines whose template values match REGEX to $SUMMARY.
 pa_hopper_resources() {
   local cuobj
   cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
-  step resources 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so | grep -A1 'pa_hopper_fwd_kernel.*Li64ELi' | grep -oE 'Li64ELi[0-9]+|REG:[0-9]+|LOCAL:[0-9]+' | paste - - - | sort | uniq -c"
+  step resources 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so | grep -A1 -E 'pa_hopper_fwd_kernel.*Li(64|128)ELi' | grep -oE 'Li(64|128)ELi[0-9]+|REG:[0-9]+|LOCAL:[0-9]+' | paste - - - | sort | uniq -c"
   grep -E "$1" "$LOG/resources.log" | tee -a "$SUMMARY"
 }
 
