@@ -179,7 +179,10 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  seventh session's choice, the kernel ran 2.7% slower at hd128
  *                  S8192 and BLOCK at 100% density 3.8% slower than dense: ninth
  *                  session, R5; at 24 the seventh session saw ptxas spill 8 bytes in
- *                  the producer's walk, off the consumers' path);
+ *                  the producer's walk, off the consumers' path). A tile's last P.V
+ *                  issued in the next tile's first turn, with its O stored after that
+ *                  turn's softmax (one turn fewer per tile), measured 6-8% slower at
+ *                  S512 and level from 4096 keys (decision 113; removed);
  *   PA_HV_Q2       PERSIST with two Q buffers: the producer loads the next tile's Q as
  *                  soon as it has issued this tile's K/V loads (two stages ahead of
  *                  the consumers), not after the consumers' last S of this tile, so
@@ -313,16 +316,20 @@ static_assert((int)pa_hopper_cfg<256, 2, 2, 80>::block_q == (int)PA_CUDA_HOPPER_
                   (int)pa_hopper_cfg<128>::block_k == (int)PA_CUDA_HOPPER_TILE,
               "cuda_dispatch.c routes block masks by PA_CUDA_HOPPER_TILE");
 
+/* The keys per K/V tile of variant v at head dim d (pa_hopper_cfg's BK; also
+ * pa_hopper_smem_of's, on the host). */
+constexpr int pa_hopper_block_k(int d, int v) {
+  return d == 256            ? (v & PA_HV_K64 ? 64 : 80)
+         : v & PA_HV_K192 ? 192
+         : v & PA_HV_K176 ? 176
+         : v & PA_HV_K160 ? 160
+                          : 128;
+}
+
 /* The configuration of variant V at head dim D. */
 template <int D, int V>
-using pa_hopper_vcfg =
-    pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2,
-                  D == 256   ? (V & PA_HV_K64 ? 64 : 80)
-                  : V & PA_HV_K192 ? 192
-                  : V & PA_HV_K176 ? 176
-                  : V & PA_HV_K160 ? 160
-                                   : 128,
-                  V & PA_HV_Q2 ? 2 : 1>;
+using pa_hopper_vcfg = pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2,
+                                     pa_hopper_block_k(D, V), V & PA_HV_Q2 ? 2 : 1>;
 static_assert(PA_HOPPER_MBARS <= 20, "static_smem_bytes counts 20 mbarriers");
 
 template <typename T, int D, int V>
@@ -1238,12 +1245,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
  * d: pa_hopper_vcfg<d, v>::smem_bytes, from the bits. */
 constexpr int pa_hopper_smem_of(int d, int v) {
   return 1024 + (v & PA_HV_Q2 ? 2 : 1) * 64 * (v & PA_HV_WG3 ? 3 : 2) * d * 2 +
-         (v & PA_HV_STAGES3 ? 3 : 2) * 2 * d * 2 *
-             (d == 256              ? (v & PA_HV_K64 ? 64 : 80)
-              : v & PA_HV_K192 ? 192
-              : v & PA_HV_K176 ? 176
-              : v & PA_HV_K160 ? 160
-                               : 128);
+         (v & PA_HV_STAGES3 ? 3 : 2) * 2 * d * 2 * pa_hopper_block_k(d, v);
 }
 static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                       pa_hopper_vcfg<128, PA_HOPPER_DEFAULT_SHORT>::smem_bytes &&
