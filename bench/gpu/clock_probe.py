@@ -166,6 +166,17 @@ for _n, _dt, _d, _s, _c in (("x512", "bf16", 128, 512, False), ("xc512", "bf16",
                             ("x64c2k", "bf16", 64, 2048, True), ("xf512", "fp16", 128, 512, False)):
     CASES[_n] = (_dt, _d, _s, _c, ["pa", _X, "cudnn"])
 
+# R2: the persistent kernel on a three-stage ring (cuDNN's budget at these lengths, ncu):
+# with two Q buffers and O through shared memory (hd64 only) and with one Q buffer (both
+# removed after R2, bench/gpu/s3p_s21_r2.patch: in later trees their names run the default)
+_S3Q2 = "pa:s3q2@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-s3-rel-p-q2-os"
+_S3P = "pa:s3p@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-s3-rel-p"
+for _n, _d, _s, _c in (("y64s512", 64, 512, False), ("y64s1k", 64, 1024, False),
+                       ("y64c2k", 64, 2048, True), ("y64s2k", 64, 2048, False)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", _S3Q2, _S3P, "cudnn"])
+for _n, _s in (("y512", 512), ("y2k", 2048)):
+    CASES[_n] = ("bf16", 128, _s, False, ["pa", _S3P, "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
