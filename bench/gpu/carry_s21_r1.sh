@@ -11,15 +11,9 @@
 # Run: source .devkit/env; OUT=dir bash bench/gpu/carry_s21_r1.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pa_gpu_setup carry_s21_r1 python3 nvidia-smi test_forward test_cuda
-STEP_TAIL=0
-pa_hopper_resources "Li(64|128)ELi(28682|94218)"
-step probe 420 python3 bench/gpu/clock_probe.py --rounds 2 \
-  --cases x512,xc512,x2k,x4k,xc4k,xc8k,x64s512,x64s1k,x64c2k,xf512
-export POLYATTN_TEST_BACKENDS=cuda
-V=POLYATTN_CUDA_HOPPER_VARIANT
+pa_hopper_round carry_s21_r1 "Li(64|128)ELi(28682|94218)" 420 \
+  x512,xc512,x2k,x4k,xc4k,xc8k,x64s512,x64s1k,x64c2k,xf512
 X=pingpong-rel-p-q2-os-x
-step sweep-default 200 test_forward --verbose --jobs 8
 pa_hopper_sweep x $V=$X
 pa_hopper_sweep x-b3 $V=$X POLYATTN_CUDA_HOPPER_BLOCKS=3
 pa_hopper_sweep x-b3-regs $V=$X POLYATTN_CUDA_HOPPER_BLOCKS=3 POLYATTN_CUDA_HOPPER_O_TMA=0

@@ -12,13 +12,7 @@
 # Run: source .devkit/env; OUT=dir bash bench/gpu/k192_s20_r3.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pa_gpu_setup k192_s20_r3 python3 nvidia-smi test_forward test_cuda
-STEP_TAIL=0
-pa_hopper_resources "Li64ELi(32792|12312|45080)"
-step probe 360 python3 bench/gpu/clock_probe.py --rounds 2 --cases u1k,u2k,u4k,uc2k,uc4k,uc8k
-export POLYATTN_TEST_BACKENDS=cuda
-V=POLYATTN_CUDA_HOPPER_VARIANT
-step sweep-default 200 test_forward --verbose --jobs 8
+pa_hopper_round k192_s20_r3 "Li64ELi(32792|12312|45080)" 360 u1k,u2k,u4k,uc2k,uc4k,uc8k
 pa_hopper_sweep wg3p $V=serial-rel-wg3-p-q2
 pa_hopper_sweep wg3pk $V=serial-rel-wg3-k192-p-q2
 pa_hopper_sweep wg3p-b5 $V=serial-rel-wg3-p-q2 POLYATTN_CUDA_HOPPER_BLOCKS=5

@@ -236,6 +236,22 @@ pa_hopper_resources() {
   grep -E "$1" "$LOG/resources.log" | tee -a "$SUMMARY"
 }
 
+# pa_hopper_round NAME REGEX LIMIT CASES: the start of a Hopper forward round (the
+# twentieth and twenty-first sessions' scripts): pa_gpu_setup NAME with the tools they
+# need, pa_hopper_resources REGEX, clock_probe.py's CASES in two rounds (step probe, LIMIT
+# seconds), then the forward suite by default (step sweep-default), with
+# POLYATTN_TEST_BACKENDS=cuda exported and V=POLYATTN_CUDA_HOPPER_VARIANT set for the
+# script's own steps.
+pa_hopper_round() {
+  pa_gpu_setup "$1" python3 nvidia-smi test_forward test_cuda
+  STEP_TAIL=0
+  pa_hopper_resources "$2"
+  step probe "$3" python3 bench/gpu/clock_probe.py --rounds 2 --cases "$4"
+  export POLYATTN_TEST_BACKENDS=cuda
+  V=POLYATTN_CUDA_HOPPER_VARIANT
+  step sweep-default 200 test_forward --verbose --jobs 8
+}
+
 # pa_hopper_sanitizers CASES SETTING...: compute-sanitizer memcheck, racecheck and
 # synccheck on test_forward's sweep cases CASES with the Hopper kernel forced and each
 # SETTING (VAR=VALUE: the variant, a grid cap) as steps memcheck / racecheck / synccheck;

@@ -11,13 +11,7 @@
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s3p_s21_r2.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pa_gpu_setup s3p_s21_r2 python3 nvidia-smi test_forward test_cuda
-STEP_TAIL=0
-pa_hopper_resources "Li(64|128)ELi(28682|28686|4110)"
-step probe 300 python3 bench/gpu/clock_probe.py --rounds 2 --cases y64s512,y64s1k,y64c2k,y64s2k,y512,y2k
-export POLYATTN_TEST_BACKENDS=cuda
-V=POLYATTN_CUDA_HOPPER_VARIANT
-step sweep-default 200 test_forward --verbose --jobs 8
+pa_hopper_round s3p_s21_r2 "Li(64|128)ELi(28682|28686|4110)" 300 y64s512,y64s1k,y64c2k,y64s2k,y512,y2k
 pa_hopper_sweep s3q2-b3 $V=pingpong-s3-rel-p-q2-os POLYATTN_CUDA_HOPPER_BLOCKS=3
 pa_hopper_sweep s3p-b3 $V=pingpong-s3-rel-p POLYATTN_CUDA_HOPPER_BLOCKS=3
 pa_fwd_checks_tail "s1000|s2048_d128"
