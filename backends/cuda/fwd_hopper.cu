@@ -182,7 +182,8 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  the producer's walk, off the consumers' path). A tile's last P.V
  *                  issued in the next tile's first turn, with its O stored after that
  *                  turn's softmax (one turn fewer per tile), measured 6-8% slower at
- *                  S512 and level from 4096 keys (decision 113; removed);
+ *                  hd128 S512 (hd64 2%) and level from 4096 keys (decision 113;
+ *                  removed);
  *   PA_HV_Q2       PERSIST with two Q buffers: the producer loads the next tile's Q as
  *                  soon as it has issued this tile's K/V loads (two stages ahead of
  *                  the consumers), not after the consumers' last S of this tile, so

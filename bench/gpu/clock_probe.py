@@ -166,7 +166,8 @@ for _n, _dt, _d, _s, _c in (("x512", "bf16", 128, 512, False), ("xc512", "bf16",
                             ("x64c2k", "bf16", 64, 2048, True), ("xf512", "fp16", 128, 512, False)):
     CASES[_n] = (_dt, _d, _s, _c, ["pa", _X, "cudnn"])
 
-# R2: the persistent kernel on a three-stage ring (cuDNN's budget at these lengths, ncu):
+# R2: the persistent kernel on a three-stage ring (cuDNN's budget at these lengths, as its
+# shared memory size suggests: ncu):
 # with two Q buffers and O through shared memory (hd64 only) and with one Q buffer (both
 # removed after R2, bench/gpu/s3p_s21_r2.patch: in later trees their names run the default)
 _S3Q2 = "pa:s3q2@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-s3-rel-p-q2-os"

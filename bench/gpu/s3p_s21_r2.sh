@@ -1,7 +1,7 @@
 #!/bin/bash
 # Twenty-first session, R2 (issue 9): the persistent kernel with a three-stage K/V ring,
-# cuDNN's budget at the short lengths (ncu, R1's second part: one 128-row Q and three
-# 128-key stages): "pingpong-s3-rel-p-q2-os" (hd64 only: at hd128 two Q buffers and three
+# cuDNN's budget at the short lengths as its shared memory size suggests (ncu, R1's
+# second part: one 128-row Q and three 128-key stages would fill it; inferred, not seen): "pingpong-s3-rel-p-q2-os" (hd64 only: at hd128 two Q buffers and three
 # stages do not fit) and "pingpong-s3-rel-p" (one Q buffer, O from registers; fits hd128
 # exactly) against the defaults at hd64 S512, S1024, causal 2048, S2048 and hd128 S512,
 # S2048. Sustained (clock_probe.py, two rounds); the forward suite by default and with
