@@ -59,6 +59,12 @@
 #ifndef PA_CUDA_HOPPER_BUILT
 #  define PA_CUDA_HOPPER_BUILT 0
 #endif
+/* The tuning-only forms (ksplit, bulk dQ, statistics by cp.async) are compiled only with
+ * the CMake option POLYATTN_CUDA_TUNING_VARIANTS (decision 114); without it their
+ * environment variables are ignored and the defaults run. */
+#ifndef PA_CUDA_TUNING_VARIANTS
+#  define PA_CUDA_TUNING_VARIANTS 0
+#endif
 
 namespace {
 
@@ -168,7 +174,8 @@ __device__ __forceinline__ void pa_wgmma_ss_kt64(float (&d)[8][4], uint64_t a, u
  *   q128    128-row tiles (D = 64): warpgroup w the queries 64w..64w+63 over all keys
  * Defaults, measured on the H200 (bf16 S8192, bench/RESULTS.md): nsplit at D = 128
  * (313 TFLOP/s against ksplit's 252), q128 at D = 64 (281 against ksplit's 211); a
- * variant that does not apply to the bucket runs the bucket's default. */
+ * variant that does not apply to the bucket runs the bucket's default. ksplit is a tuning
+ * form: compiled only with POLYATTN_CUDA_TUNING_VARIANTS, as are bulk and async below. */
 enum { PA_HBWD_NSPLIT = 0, PA_HBWD_KSPLIT = 1, PA_HBWD_Q128 = 2, PA_HBWD_SPLIT_MASK = 3 };
 /* Flag: dQ added by bulk reductions (cp.reduce.async.bulk .add.f32) of each warp's
  * rows staged in shared memory, instead of per-element red.global.add.v2.f32
@@ -176,6 +183,7 @@ enum { PA_HBWD_NSPLIT = 0, PA_HBWD_KSPLIT = 1, PA_HBWD_Q128 = 2, PA_HBWD_SPLIT_M
 enum { PA_HBWD_BULK = 4 };
 
 int pa_hbwd_bulk() {
+  if (!PA_CUDA_TUNING_VARIANTS) return 0;
   static const int v = [] {
     const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_DQ");
     return env && !strcmp(env, "bulk") ? 1 : 0;
@@ -192,6 +200,7 @@ int pa_hbwd_bulk() {
 enum { PA_HBWD_STATS = 8 };
 
 int pa_hbwd_stats() { /* read at each call */
+  if (!PA_CUDA_TUNING_VARIANTS) return 0;
   const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_STATS");
   return env && !strcmp(env, "async") ? 1 : 0;
 }
@@ -236,7 +245,7 @@ pa_hbwd_sched pa_hbwd_sched_get() {
 int pa_hbwd_variant(int D) {
   static const int v = [] {
     const char *env = getenv("POLYATTN_CUDA_HOPPER_BWD_VARIANT");
-    if (env && !strcmp(env, "ksplit")) return (int)PA_HBWD_KSPLIT;
+    if (env && !strcmp(env, "ksplit") && PA_CUDA_TUNING_VARIANTS) return (int)PA_HBWD_KSPLIT;
     if (env && !strcmp(env, "q128")) return (int)PA_HBWD_Q128;
     if (env && !strcmp(env, "nsplit")) return (int)PA_HBWD_NSPLIT;
     return -1;
@@ -974,12 +983,17 @@ cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, const
   const bool bulk = pa_hbwd_bulk();
   const pa_hbwd_sched sc = pa_hbwd_sched_get();
   enum { MAIN = D == 128 ? PA_HBWD_NSPLIT : PA_HBWD_Q128 };
-  if (v == PA_HBWD_KSPLIT)
-    return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
-  if (bulk)
-    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
-  if (pa_hbwd_stats())
-    return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+  if constexpr (PA_CUDA_TUNING_VARIANTS) {
+    if (v == PA_HBWD_KSPLIT)
+      return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
+    if (bulk)
+      return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, sc.pair,
+                                                               stream);
+    if (pa_hbwd_stats())
+      return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair,
+                                                                stream);
+  }
+  (void)v, (void)bulk;
   if (pa_hbwd_pipe(ws)) return pa_hopper_bwd_launch_main<T, D, PA_HBWD_PIPE2>(p, ws, sk, sc, stream);
   return pa_hopper_bwd_launch_main<T, D, 0>(p, ws, sk, sc, stream);
 }
@@ -1020,8 +1034,15 @@ int pa_cuda_hopper_backward_supports(const pa_problem *p, const pa_cuda_device *
   if (const char *name = pa_hopper_bwd_misaligned(p))
     PA_NO("the Hopper backward needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = bucket == 64 ? pa_hopper_bwd_cfg<64, 128, true>::smem_bytes /* the larger */
+  /* the largest of the bucket's compiled kernels: bulk dQ's staging where the tuning
+   * forms are compiled, else the two dS buffers of PA_HBWD_PIPE2 */
+#if PA_CUDA_TUNING_VARIANTS
+  const int smem = bucket == 64 ? pa_hopper_bwd_cfg<64, 128, true>::smem_bytes
                                 : pa_hopper_bwd_cfg<128, 64, true>::smem_bytes;
+#else
+  const int smem = bucket == 64 ? pa_hopper_bwd_cfg<64, 128, false, true>::smem_bytes
+                                : pa_hopper_bwd_cfg<128, 64, false, true>::smem_bytes;
+#endif
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Hopper backward needs %d bytes of shared memory; the device allows %zu", smem,
           dev->smem_optin);

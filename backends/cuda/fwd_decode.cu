@@ -170,7 +170,7 @@ int decode_arch90(const pa_cuda_device *dev) {
   int v = known.load(std::memory_order_acquire);
   if (v < 0) {
     cudaFuncAttributes a;
-    v = cudaFuncGetAttributes(&a, decode_mma_kernel<__nv_bfloat16, 128, kCopyAsync>) == cudaSuccess &&
+    v = cudaFuncGetAttributes(&a, decode_mma_kernel<__nv_bfloat16, 128, kCopyLean>) == cudaSuccess && /* the default */
         a.ptxVersion >= 90;
     known.store(v, std::memory_order_release);
   }
@@ -212,10 +212,16 @@ size_t parts_bytes(const pa_problem *p, const decode_plan &L) {
  * POLYATTN_CUDA_DECODE_COPY=lean|async picks the K/V copies (lean: Sk 4k 42.7 -> 41.7
  * us under graph replay, decision 84); POLYATTN_CUDA_DECODE_VARIANT=a+b+... (token
  * k16, decision 90; "base" for none) sets the other bits. Only the instances of
- * kVariantsBuilt exist (launch_mma_dtype); any other combination runs the default. */
+ * kVariantsBuilt exist (launch_mma_dtype); any other combination runs the default.
+ * The two tuning variants are compiled only with the CMake option
+ * POLYATTN_CUDA_TUNING_VARIANTS (decision 114). */
 #if PA_HAS_MMA_SYNC
 constexpr int kVariantDefault = kCopyLean;
+#  if PA_CUDA_TUNING_VARIANTS
 constexpr int kVariantsBuilt[] = {kCopyAsync, kCopyLean, kCopyLean | kVarK16};
+#  else
+constexpr int kVariantsBuilt[] = {kCopyLean};
+#  endif
 #endif
 int variant_mode() {
 #if PA_HAS_MMA_SYNC
@@ -852,8 +858,10 @@ cudaError_t launch_mma_v(const pa_problem *p, const decode_plan &L, cudaStream_t
 }
 cudaError_t launch_mma_dtype(const pa_problem *p, const decode_plan &L, cudaStream_t stream) {
   switch (L.variant) {
+#  if PA_CUDA_TUNING_VARIANTS
   case kCopyAsync: return launch_mma_v<kCopyAsync>(p, L, stream);
   case kCopyLean | kVarK16: return launch_mma_v<kCopyLean | kVarK16>(p, L, stream);
+#  endif
   default: return launch_mma_v<kCopyLean>(p, L, stream);
   }
 }

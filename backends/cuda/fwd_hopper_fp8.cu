@@ -58,6 +58,12 @@
 #  define PA_CUDA_HOPPER_BUILT 0
 #endif
 
+/* The tuning-only variants of PA_FP8_VARIANT_LIST are compiled only with the CMake
+ * option POLYATTN_CUDA_TUNING_VARIANTS (decision 114) */
+#ifndef PA_CUDA_TUNING_VARIANTS
+#  define PA_CUDA_TUNING_VARIANTS 0
+#endif
+
 namespace {
 
 /* ---- fp8 wgmma (e4m3 x e4m3 -> f32), k32 per instruction ---- */
@@ -82,6 +88,7 @@ __device__ __forceinline__ void pa_wgmma_fp8_ss<128>(float (&d)[16][4], uint64_t
       : "l"(a), "l"(b), "r"(scale_d));
 }
 
+#if PA_CUDA_TUNING_VARIANTS /* S of the 64-key tuning variants (PA_FP8_K64) */
 template <>
 __device__ __forceinline__ void pa_wgmma_fp8_ss<64>(float (&d)[8][4], uint64_t a, uint64_t b, int scale_d) {
   asm volatile(
@@ -90,6 +97,7 @@ __device__ __forceinline__ void pa_wgmma_fp8_ss<64>(float (&d)[8][4], uint64_t a
       : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]), "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]), "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]), "+f"(d[7][2]), "+f"(d[7][3])
       : "l"(a), "l"(b), "r"(scale_d));
 }
+#endif
 
 template <>
 __device__ __forceinline__ void pa_wgmma_fp8_ss<192>(float (&d)[24][4], uint64_t a, uint64_t b, int scale_d) {
@@ -803,33 +811,37 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   }
 }
 
-/* The compiled variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call). */
+/* The variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call): name, bits, and whether
+ * it ships (1: the defaults with and without ROWSUM, and "serial", the reference the
+ * benchmarks compare against). The others are tuning aids, compiled only with the CMake
+ * option POLYATTN_CUDA_TUNING_VARIANTS (decision 114, as decision 112 for the 16-bit
+ * forward); without it their names run the default. */
 #define PA_FP8_VARIANT_LIST(X)                 \
-  X("serial", PA_FP8_SERIAL)                   \
-  X("pipe", PA_FP8_PIPE)                       \
-  X("pingpong", PA_FP8_PINGPONG)               \
-  X("serial-s3", PA_FP8_SERIAL | PA_FP8_S3)    \
-  X("pingpong-s3", PA_FP8_PINGPONG | PA_FP8_S3) \
-  X("serial-e16", PA_FP8_SERIAL | PA_FP8_E16)   \
-  X("pipe-e16", PA_FP8_PIPE | PA_FP8_E16)       \
-  X("pingpong-e16", PA_FP8_PINGPONG | PA_FP8_E16) \
-  X("pingpong-s3-e16", PA_FP8_PINGPONG | PA_FP8_S3 | PA_FP8_E16) \
-  X("serial-f16", PA_FP8_SERIAL | PA_FP8_F16)   \
-  X("pipe-f16", PA_FP8_PIPE | PA_FP8_F16)       \
-  X("pingpong-f16", PA_FP8_PINGPONG | PA_FP8_F16) \
-  X("pipe-gs", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP) \
-  X("pingpong-gs", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP) \
-  X("serial-gs-k192", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
-  X("pipe-gs-k192", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
-  X("pingpong-gs-k192", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192) \
-  X("pipe-gs-k192-t", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE) \
-  X("pingpong-gs-k192-t", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE) \
-  X("pipe-gs-t-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3) \
-  X("pipe-gs-t-k64-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64 | PA_FP8_WG3) \
-  X("pipe-gs-t-k64", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64) \
-  X("serial-gs-t-wg3", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3) \
-  X("pingpong-gs-k192-t-r", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE | PA_FP8_ROWSUM) \
-  X("pipe-gs-t-wg3-r", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3 | PA_FP8_ROWSUM)
+  X("serial", PA_FP8_SERIAL, 1)                   \
+  X("pipe", PA_FP8_PIPE, 0)                       \
+  X("pingpong", PA_FP8_PINGPONG, 0)               \
+  X("serial-s3", PA_FP8_SERIAL | PA_FP8_S3, 0)    \
+  X("pingpong-s3", PA_FP8_PINGPONG | PA_FP8_S3, 0) \
+  X("serial-e16", PA_FP8_SERIAL | PA_FP8_E16, 0)   \
+  X("pipe-e16", PA_FP8_PIPE | PA_FP8_E16, 0)       \
+  X("pingpong-e16", PA_FP8_PINGPONG | PA_FP8_E16, 0) \
+  X("pingpong-s3-e16", PA_FP8_PINGPONG | PA_FP8_S3 | PA_FP8_E16, 0) \
+  X("serial-f16", PA_FP8_SERIAL | PA_FP8_F16, 0)   \
+  X("pipe-f16", PA_FP8_PIPE | PA_FP8_F16, 0)       \
+  X("pingpong-f16", PA_FP8_PINGPONG | PA_FP8_F16, 0) \
+  X("pipe-gs", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP, 0) \
+  X("pingpong-gs", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP, 0) \
+  X("serial-gs-k192", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192, 0) \
+  X("pipe-gs-k192", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192, 0) \
+  X("pingpong-gs-k192", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192, 0) \
+  X("pipe-gs-k192-t", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE, 0) \
+  X("pingpong-gs-k192-t", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE, 1) \
+  X("pipe-gs-t-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3, 1) \
+  X("pipe-gs-t-k64-wg3", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64 | PA_FP8_WG3, 0) \
+  X("pipe-gs-t-k64", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64, 0) \
+  X("serial-gs-t-wg3", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3, 0) \
+  X("pingpong-gs-k192-t-r", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE | PA_FP8_ROWSUM, 1) \
+  X("pipe-gs-t-wg3-r", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3 | PA_FP8_ROWSUM, 1)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum
@@ -858,13 +870,14 @@ int pa_fp8_variant(const pa_problem *p) {
   struct named {
     const char *name;
     int v;
+    bool compiled;
   };
-#define PA_FP8_NAME(name, v) {name, v},
+#define PA_FP8_NAME(name, v, full) {name, v, (full) || PA_CUDA_TUNING_VARIANTS},
   static const named variants[] = {PA_FP8_VARIANT_LIST(PA_FP8_NAME)};
 #undef PA_FP8_NAME
   if (const char *env = getenv("POLYATTN_CUDA_FP8_VARIANT"))
     for (const named &x : variants)
-      if (!strcmp(env, x.name)) return x.v;
+      if (x.compiled && !strcmp(env, x.name)) return x.v;
   if (d == 64) return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
   return PA_FP8_DEFAULT_D128 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
 }
@@ -872,13 +885,15 @@ int pa_fp8_variant(const pa_problem *p) {
 template <int D>
 cudaError_t pa_fp8_run(const pa_problem *p, cudaStream_t stream) {
   switch (pa_fp8_variant(p)) {
-#define PA_FP8_CASE(name, v) \
-  case (v): return pa_fp8_launch<D, (v)>(p, stream);
+#define PA_FP8_CASE(name, v, full)                                      \
+  case (v):                                                             \
+    if constexpr ((full) || PA_CUDA_TUNING_VARIANTS) return pa_fp8_launch<D, (v)>(p, stream); \
+    break;
     PA_FP8_VARIANT_LIST(PA_FP8_CASE)
 #undef PA_FP8_CASE
-  default: /* not reached: pa_fp8_variant returns a listed variant */
-    return pa_fp8_launch<D, D == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128>(p, stream);
   }
+  /* not reached: pa_fp8_variant returns a compiled variant */
+  return pa_fp8_launch<D, D == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128>(p, stream);
 }
 
 } /* namespace */
