@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <criterion/parameterized.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "harness.h"
@@ -216,8 +217,8 @@ ParameterizedTestParameters(forward, deterministic) {
   return cr_make_param_array(th_param, p, n, NULL);
 }
 
-/* The same inputs 20 times: out and LSE must be bit-identical (a moving result is
- * a race). */
+/* The same inputs 20 times (POLYATTN_TEST_REPEAT=N: N times, as in the backward's
+ * test): out and LSE must be bit-identical (a moving result is a race). */
 ParameterizedTest(th_param *p, forward, deterministic, .timeout = 300) {
   if (p->case_index < 0) (void)th_context_or_skip(p->backend);
   th_case c = th_case_resolve(&det_cases[p->case_index], p->dtype);
@@ -233,7 +234,9 @@ ParameterizedTest(th_param *p, forward, deterministic, .timeout = 300) {
   void *first_out = malloc(nout), *first_lse = malloc(nlse);
   memcpy(first_out, o, nout);
   memcpy(first_lse, l, nlse);
-  for (int it = 1; it < 20; ++it) {
+  const char *rep_env = getenv("POLYATTN_TEST_REPEAT");
+  const int runs = rep_env && atoi(rep_env) > 1 ? atoi(rep_env) : 20;
+  for (int it = 1; it < runs; ++it) {
     st = th_run_forward(r);
     cr_assert_eq(st, POLYATTN_OK, "%s run %d: %s", label, it, th_run_message(r));
     cr_assert(memcmp(first_out, th_run_bytes(r, 0, &nout), nout) == 0,
@@ -244,7 +247,7 @@ ParameterizedTest(th_param *p, forward, deterministic, .timeout = 300) {
   /* and the result it keeps repeating is the right one */
   char summary[2048];
   int ok = th_check_forward(r, summary, sizeof summary);
-  cr_log_info("%s (20 identical runs)", summary);
+  cr_log_info("%s (%d identical runs)", summary, runs);
   cr_assert(ok, "%s", summary);
   free(first_out), free(first_lse);
   th_run_destroy(r);
