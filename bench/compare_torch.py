@@ -136,7 +136,11 @@ def parse_args(argv=None):
                          "POLYATTN_CUDA_HOPPER_VARIANT=serial,pingpong; the first value is "
                          "the 'polyattn' column, the others get a line each (with --backward: "
                          "the backward alone, gradients checked against flash's); a value "
-                         "may set more variables (a&VAR2=x) and carry a #tag to repeat it")
+                         "may set more variables (a&VAR2=x) and carry a #tag to repeat it; "
+                         "the Hopper backward's POLYATTN_CUDA_HOPPER_BWD_* and the Ampere "
+                         "backward's POLYATTN_CUDA_BWD_VARIANT are read once per process "
+                         "(their plans size workspaces by them): time those one process "
+                         "per value")
     ap.add_argument("--no-efficient", action="store_true",
                     help="skip SDPA's memory-efficient backend")
     ap.add_argument("--api", default="prepared", choices=["prepared", "func"],

@@ -26,7 +26,7 @@
 #include "block_list.cuh" /* PA_BLOCK_LIST_SMEM_BYTES: the walk's shared-memory list head */
 
 /* Variants: alternative rows for the same head dim, chosen at run time by
- * POLYATTN_CUDA_AMPERE_VARIANT=<name> (read once on the host, fwd_ampere.cu) so the
+ * POLYATTN_CUDA_AMPERE_VARIANT=<name> (read at each call, fwd_ampere.cu) so the
  * rows can be compared on the GPU without a rebuild. A variant without a compiled
  * row for a head dim runs that head dim's "auto" row; the rows "auto" never picks are
  * compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (build time:
@@ -39,15 +39,19 @@ enum pa_ampere_variant {
   PA_VARIANT_M2K64 = 3, /* "m2k64": as m2 at hd128 with 64-key tiles (FlashAttention-2's shape) */
   PA_VARIANT_M2K64J = 4, /* "m2k64j": m2k64 with m2j's one barrier per tile */
   PA_VARIANT_M2K128 = 5, /* "m2k128": as m2 at hd64 with 128-key tiles (FlashAttention-2's shape) */
-  PA_VARIANT_AUTO = 6,   /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 7
+  PA_VARIANT_M2K128T = 6, /* "m2k128t": m2k128 with the row maxima as balanced trees */
+  PA_VARIANT_AUTO = 7,    /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 8
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
- * (bench/RESULTS.md, bench/gpu/ampere_variants.sh, bf16): hd64 m2k128 without a
- * causal/window mask (S=4096: base 191, m2j 235, m2k128 258 TFLOP/s) and m2j with one
- * (causal: m2j 180, m2k128 150); hd128 m2k64 (S=8192: base 221, m2 251, m2k64 290);
- * the other buckets run base. pa_auto_variant() in fwd_ampere.cu holds the mapping. */
+ * (bench/RESULTS.md): hd64 m2k128t except under a sliding window (a left window: m2j;
+ * twenty-third session, bf16 and fp16 S 512-16384, one process: m2k128t 1-2% ahead of
+ * m2k128 without a mask and 5-7% ahead of m2j with a causal one from S1024 on; the
+ * second session's choice of m2j for masked problems, 180 against 150 TFLOP/s, predates
+ * the whole-tile copies; windows were not measured again); hd128 m2k64 (S=8192: base
+ * 221, m2 251, m2k64 290; its tree form m2k64t measured level); the other buckets run
+ * base. pa_auto_variant() in fwd_ampere.cu holds the mapping. */
 enum { PA_VARIANT_DEFAULT = PA_VARIANT_AUTO };
 
 /* K/V pipeline schedule per key tile. */
@@ -90,7 +94,15 @@ PA_TUNE(64,   PA_VARIANT_M2J,    4,     2,       64,      0,         2,         
 PA_TUNE(128,  PA_VARIANT_M2K64,  4,     2,       64,      0,         2,          PA_KV_SPLIT);
 PA_TUNE(128,  PA_VARIANT_M2K64J, 4,     2,       64,      0,         2,          PA_KV_JOINT);
 PA_TUNE(64,   PA_VARIANT_M2K128, 4,     2,       128,     0,         2,          PA_KV_SPLIT);
+PA_TUNE(64,   PA_VARIANT_M2K128T, 4,    2,       128,     0,         2,          PA_KV_SPLIT);
 #undef PA_TUNE
+
+/* The row maxima as balanced trees (frag_softmax.cuh TREE): the rows whose name ends
+ * in t. */
+template <int V>
+struct pa_ampere_tree_max {
+  enum { value = V == PA_VARIANT_M2K128T };
+};
 
 /* The derived shape of one instantiation. */
 template <int D, int V = PA_VARIANT_BASE>

@@ -70,25 +70,25 @@ int pa_bucket(const pa_problem *p) {
   return 0;
 }
 
-/* POLYATTN_CUDA_AMPERE_VARIANT (ampere_tune.cuh): read once per process. Unknown
- * names run the default variant (the library never prints). */
-const char *const pa_variant_names[PA_VARIANT_COUNT] = {"base",   "m2",     "m2j", "m2k64",
-                                                        "m2k64j", "m2k128", "auto"};
+/* POLYATTN_CUDA_AMPERE_VARIANT (ampere_tune.cuh): read at each call, as the Hopper
+ * kernel's variables are, so that one process can time several (bench/compare_torch.py
+ * --variants; until the twenty-third session it was read once per process, and such
+ * comparisons timed the first variant only). Unknown names run the default variant
+ * (the library never prints). */
+const char *const pa_variant_names[PA_VARIANT_COUNT] = {
+    "base", "m2", "m2j", "m2k64", "m2k64j", "m2k128", "m2k128t", "auto"};
 
 int pa_variant() {
-  static const int v = [] {
-    const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
-    if (!env || !*env) return (int)PA_VARIANT_DEFAULT;
-    for (int i = 0; i < PA_VARIANT_COUNT; ++i)
-      if (!strcmp(env, pa_variant_names[i])) return i;
-    return (int)PA_VARIANT_DEFAULT;
-  }();
-  return v;
+  const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
+  if (!env || !*env) return (int)PA_VARIANT_DEFAULT;
+  for (int i = 0; i < PA_VARIANT_COUNT; ++i)
+    if (!strcmp(env, pa_variant_names[i])) return i;
+  return (int)PA_VARIANT_DEFAULT;
 }
 
-/* The (head dim, variant) instantiations compiled: hd64 has the m2j and m2k128 rows,
+/* The (head dim, variant) instantiations compiled: hd64 has the m2j and m2k128t rows,
  * hd128 m2k64 (what "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
- * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base and m2, hd128 base, m2 and m2k64j
+ * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2 and m2k128, hd128 base, m2 and m2k64j
  * (m2j runs m2's row); a variant without a compiled row runs the head dim's "auto"
  * row. Every other head dim runs its base row, whatever the variant. The callback
  * gets the pair as a type: f(pa_inst<D, V>()) is instantiated for each compiled pair. */
@@ -98,28 +98,30 @@ struct pa_inst {
 };
 
 /* "auto": the variant measured fastest per bucket (ampere_tune.cuh); at hd64 the
- * 128-key tiles win without a causal/window mask (bf16 S=4096: 258 against 235
- * TFLOP/s) and lose with one (150 against 180: more tiles straddle the diagonal). */
-int pa_auto_variant(int bucket, int banded) {
-  if (bucket == 64) return banded ? PA_VARIANT_M2J : PA_VARIANT_M2K128;
+ * 128-key tiles with tree maxima, causal problems included (bench/RESULTS.md,
+ * twenty-third session), and m2j under a sliding window (a left window; the second
+ * session's choice for masked problems, not measured again for windows). */
+int pa_auto_variant(int bucket, int windowed) {
+  if (bucket == 64) return windowed ? PA_VARIANT_M2J : PA_VARIANT_M2K128T;
   return bucket == 128 ? PA_VARIANT_M2K64 : PA_VARIANT_BASE;
 }
 
-int pa_banded(const pa_problem *p) { return p->window_left >= 0 || p->window_right >= 0; }
+int pa_windowed(const pa_problem *p) { return p->window_left >= 0; }
 
 template <typename F>
-auto pa_with_inst(int bucket, int variant, int banded, F &&f) -> decltype(f(pa_inst<32, 0>())) {
-  if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(bucket, banded);
+auto pa_with_inst(int bucket, int variant, int windowed, F &&f) -> decltype(f(pa_inst<32, 0>())) {
+  if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(bucket, windowed);
   switch (bucket) {
   case 32: return f(pa_inst<32, PA_VARIANT_BASE>());
   case 64:
 #if PA_CUDA_TUNING_VARIANTS
     if (variant == PA_VARIANT_M2) return f(pa_inst<64, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<64, PA_VARIANT_BASE>());
+    if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
 #endif
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
-    if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
-    return banded ? f(pa_inst<64, PA_VARIANT_M2J>()) : f(pa_inst<64, PA_VARIANT_M2K128>());
+    if (variant == PA_VARIANT_M2K128T) return f(pa_inst<64, PA_VARIANT_M2K128T>());
+    return windowed ? f(pa_inst<64, PA_VARIANT_M2J>()) : f(pa_inst<64, PA_VARIANT_M2K128T>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
 #if PA_CUDA_TUNING_VARIANTS
@@ -135,8 +137,8 @@ auto pa_with_inst(int bucket, int variant, int banded, F &&f) -> decltype(f(pa_i
   return f(pa_inst<0, -1>());
 }
 
-int pa_smem_bytes(int bucket, int variant, int banded) {
-  return pa_with_inst(bucket, variant, banded, [](auto inst) -> int {
+int pa_smem_bytes(int bucket, int variant, int windowed) {
+  return pa_with_inst(bucket, variant, windowed, [](auto inst) -> int {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return 0;
     else return pa_ampere_cfg<I::d, I::v>::smem_bytes;
@@ -195,7 +197,7 @@ cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream)
 
 template <typename T>
 cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t stream) {
-  return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> cudaError_t {
+  return pa_with_inst(pa_bucket(p), pa_variant(), pa_windowed(p), [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
     else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4)
@@ -235,7 +237,7 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant(), pa_banded(p));
+  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant(), pa_windowed(p));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Ampere kernel needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", smem, pa_bucket(p), dev->smem_optin);
@@ -246,7 +248,7 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev) {
   (void)dev; /* no split-KV here; BLOCK's key-tile list for the kernel's tile shape */
   if (!pa_uses_block_list(p)) return 0;
-  return pa_with_inst(pa_bucket(p), pa_variant(), pa_banded(p), [&](auto inst) -> size_t {
+  return pa_with_inst(pa_bucket(p), pa_variant(), pa_windowed(p), [&](auto inst) -> size_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return 0;
     else return pa_block_list_bytes(p, pa_ampere_cfg<I::d, I::v>::block_q,

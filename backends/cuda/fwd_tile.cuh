@@ -26,6 +26,7 @@
  *   joint        1: one barrier per tile (K and V waited together); 0: a second
  *                barrier before P.V (V may still be in flight during S)
  *   reverse_q    query blocks last-first (causal: the longest first)
+ *   tree_max     1: the row maxima as balanced trees (frag_softmax.cuh TREE)
  *   stages       1 or 2 K/V buffers; list_offset: the block list's shared bytes
  *   s_map x_map o_map   fragment maps (frag_softmax.cuh, frag_scores.cuh) of S, of
  *                the softmax operand (S, or what a selection keeps of it) and of O
@@ -152,7 +153,7 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         typename L::select_t sel;
         typename L::x_frag &x = L::softmax_operand(s[mt], sel, sp24_select, key_t);
         float alpha[x_map::rows];
-        pa_tile_softmax_update_max<x_map>(sm[mt], x, xscale, alpha);
+        pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], x, xscale, alpha);
         pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
         pa_tile_softmax_accumulate<x_map>(sm[mt], x, xscale);
         L::to_p(x, sel, pf[mt], key_t);
