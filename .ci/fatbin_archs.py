@@ -66,15 +66,26 @@ def entries(blob):
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
+_ZSTD = []
+
+
+def zstd():
+    """libzstd, bound once (the first compressed image)."""
+    if not _ZSTD:
+        z = ctypes.CDLL("libzstd.so.1")
+        z.ZSTD_findFrameCompressedSize.restype = ctypes.c_size_t
+        z.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+        z.ZSTD_decompress.restype = ctypes.c_size_t
+        z.ZSTD_isError.argtypes = [ctypes.c_size_t]
+        _ZSTD.append(z)
+    return _ZSTD[0]
+
+
 def ptx_text(payload):
     """The PTX text of an image, decompressed if nvcc compressed it."""
     if not payload.startswith(ZSTD_MAGIC):
         return payload.split(b"\0", 1)[0].decode()
-    z = ctypes.CDLL("libzstd.so.1")
-    z.ZSTD_findFrameCompressedSize.restype = ctypes.c_size_t
-    z.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
-    z.ZSTD_decompress.restype = ctypes.c_size_t
-    z.ZSTD_isError.argtypes = [ctypes.c_size_t]
+    z = zstd()
     frame = z.ZSTD_findFrameCompressedSize(payload, len(payload))  # the image is padded
     size = z.ZSTD_getFrameContentSize(payload, frame) if not z.ZSTD_isError(frame) else 2**64 - 1
     if size >= 2**63:

@@ -148,6 +148,12 @@ size_t th_make_params(const th_case *cases, size_t ncases, th_param **out) {
 
 /* ------------------------------------------------------------------- cases */
 
+int th_repeats(int fallback) {
+  const char *env = getenv("POLYATTN_TEST_REPEAT");
+  const int n = env ? atoi(env) : 0;
+  return n > 1 ? n : fallback;
+}
+
 th_case th_case_resolve(const th_case *in, polyattn_dtype dtype) {
   th_case c = *in;
   c.dtype = dtype;

@@ -113,6 +113,10 @@ size_t th_selected_backends(polyattn_backend_kind kinds[8]);
  * skipped (cr_skip_test) with the reason. Never returns NULL. */
 polyattn_context *th_context_or_skip(polyattn_backend_kind kind);
 
+/* Runs of a determinism test: POLYATTN_TEST_REPEAT when it is above 1, else
+ * `fallback` (CI's lavapipe stage sets 3: decision 114). */
+int th_repeats(int fallback);
+
 /* The case as it is run: a copy with the dtype and defaults filled in. */
 th_case th_case_resolve(const th_case *c, polyattn_dtype dtype);
 /* "name/f16/cpu" */

@@ -115,8 +115,7 @@ ParameterizedTest(th_param *p, backward, deterministic, .timeout = 300) {
     memcpy(first[w], b, len[w]);
   }
   /* POLYATTN_TEST_REPEAT=N: N runs instead of 8 (bench/gpu/backward.sh uses 20). */
-  const char *rep_env = getenv("POLYATTN_TEST_REPEAT");
-  const int runs = rep_env && atoi(rep_env) > 1 ? atoi(rep_env) : 8;
+  const int runs = th_repeats(8);
   for (int it = 1; it < runs; ++it) {
     st = th_run_backward(r);
     cr_assert_eq(st, POLYATTN_OK, "%s run %d: %s", label, it, th_run_message(r));

@@ -234,8 +234,7 @@ ParameterizedTest(th_param *p, forward, deterministic, .timeout = 300) {
   void *first_out = malloc(nout), *first_lse = malloc(nlse);
   memcpy(first_out, o, nout);
   memcpy(first_lse, l, nlse);
-  const char *rep_env = getenv("POLYATTN_TEST_REPEAT");
-  const int runs = rep_env && atoi(rep_env) > 1 ? atoi(rep_env) : 20;
+  const int runs = th_repeats(20);
   for (int it = 1; it < runs; ++it) {
     st = th_run_forward(r);
     cr_assert_eq(st, POLYATTN_OK, "%s run %d: %s", label, it, th_run_message(r));

@@ -979,21 +979,18 @@ cudaError_t pa_hopper_bwd_launch_main(const pa_problem *p, const pa_bwd_ws &ws,
 template <typename T, int D>
 cudaError_t pa_hopper_bwd_launch(const pa_problem *p, const pa_bwd_ws &ws, const pa_hbwd_sk &sk,
                                  cudaStream_t stream) {
-  const int v = pa_hbwd_variant(D);
-  const bool bulk = pa_hbwd_bulk();
   const pa_hbwd_sched sc = pa_hbwd_sched_get();
   enum { MAIN = D == 128 ? PA_HBWD_NSPLIT : PA_HBWD_Q128 };
   if constexpr (PA_CUDA_TUNING_VARIANTS) {
-    if (v == PA_HBWD_KSPLIT)
+    if (pa_hbwd_variant(D) == PA_HBWD_KSPLIT)
       return pa_hopper_bwd_launch_v<T, D, PA_HBWD_KSPLIT>(p, ws, sc.lpt, sc.epi, sc.pair, stream);
-    if (bulk)
+    if (pa_hbwd_bulk())
       return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_BULK>(p, ws, sc.lpt, sc.epi, sc.pair,
                                                                stream);
     if (pa_hbwd_stats())
       return pa_hopper_bwd_launch_v<T, D, MAIN | PA_HBWD_STATS>(p, ws, sc.lpt, sc.epi, sc.pair,
                                                                 stream);
   }
-  (void)v, (void)bulk;
   if (pa_hbwd_pipe(ws)) return pa_hopper_bwd_launch_main<T, D, PA_HBWD_PIPE2>(p, ws, sk, sc, stream);
   return pa_hopper_bwd_launch_main<T, D, 0>(p, ws, sk, sc, stream);
 }
