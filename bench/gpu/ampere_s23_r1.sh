@@ -1,7 +1,7 @@
 #!/bin/bash
 # Twenty-third session, R1 (issue 3): the Ampere path's pingpong rows (m2k64p at hd128,
 # m2k128p at hd64: two groups of four warps per block taking turns at the tensor
-# cores, fwd_tile.cuh; mma_issue.cu says one warp per scheduler can nearly fill the
+# cores, fwd_tile.cuh; mma_peak.cu's part 2 says one warp per scheduler can nearly fill the
 # pipe). CLI timings, one process per line; the forward suite with the Ampere kernel
 # forced onto each pingpong row; test_cuda forced (graph capture = eager, 100 repeats
 # bit-identical); the pingpong rows beside the default and SDPA in one process
