@@ -43,7 +43,7 @@ struct pa_ampere_frag {
     warp_rows = cfg::warp_rows,
     joint = cfg::kv_sync == PA_KV_JOINT,
     reverse_q = cfg::reverse_q,
-    tree_max = pa_ampere_tree_max<V>::value,
+    tree_max = cfg::tree_max,
     stages = cfg::stages,
     list_offset = cfg::list_offset,
     S_TILES = block_k / 8,   /* n-tiles of S [16 x BK] per M tile */

@@ -15,9 +15,10 @@
  *             at hd 192/256 that would not fit beside the 96/128-register O
  *             accumulator, so Q is re-read from shared memory (ldmatrix) per tile.
  *   min_blocks __launch_bounds__ occupancy hint: blocks per SM the registers must allow.
- * Every row compiles without spills (ptxas -v, sm_80 and sm_90); hd 64 at block_k 64
- * with min_blocks 2 (16 warps/SM) spills ~20 bytes today: a candidate once the
- * loop-invariant register use shrinks.
+ * The rows compile at most with small spills (ptxas -v, nvcc 13.0): hd64's 128-key
+ * rows (m2k128, m2k128t) 16-20 bytes per thread (sm_90: 16, 20 in their 2:4 form;
+ * sm_80: 20), m2k64 4 at sm_90; hd 64 at block_k 64 with min_blocks 2 (16 warps/SM) spills ~20 bytes: a
+ * candidate once the loop-invariant register use shrinks.
  * The lead's H200 sweep (bench/RESULTS.md) replaces this comment's rationale by
  * measurements; change a row, not the kernel. */
 #ifndef PA_CUDA_AMPERE_TUNE_CUH
@@ -47,7 +48,8 @@ enum pa_ampere_variant {
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
  * (bench/RESULTS.md): hd64 m2k128t except under a sliding window (a left window: m2j;
  * twenty-third session, bf16 and fp16 S 512-16384, one process: m2k128t 1-2% ahead of
- * m2k128 without a mask and 5-7% ahead of m2j with a causal one from S1024 on; the
+ * m2k128 without a mask, and ahead of m2j with a causal one by 2% at S1024, 4% at S2048
+ * and 5-7% from S4096 (2% behind at S512); the
  * second session's choice of m2j for masked problems, 180 against 150 TFLOP/s, predates
  * the whole-tile copies; windows were not measured again); hd128 m2k64 (S=8192: base
  * 221, m2 251, m2k64 290; its tree form m2k64t measured level); the other buckets run
@@ -65,22 +67,23 @@ struct pa_ampere_tune;
 /* ptxas (nvcc 13.0), registers per thread sm_80 / sm_90, no spills:
  * base: hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246.
  * m2 / m2j: see the rows (fwd_ampere.cu compiles m2 for hd 64 and 128, m2j for hd 64). */
-#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC)                                    \
+#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE)                              \
   template <> struct pa_ampere_tune<D, V> {                                            \
     enum { warps = W, m_tiles = MT, block_k = BK, q_in_regs = QREGS, min_blocks = MINB, \
-           kv_sync = SYNC };                                                            \
+           kv_sync = SYNC, tree_max = TREE };                                           \
   }
 /* m_tiles: 16-row mma M tiles per warp (block_q = 16 * m_tiles * warps). Two tiles
  * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
  * per warp each mma needs 256 bytes of ldmatrix traffic, which on sm_80/sm_90
  * (128 B/clk/SM of shared memory) is slower than the tensor cores themselves.
- *       D    V                  warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync */
-PA_TUNE(32,   PA_VARIANT_BASE,   8,     1,       64,      1,         2,          PA_KV_SPLIT);
-PA_TUNE(64,   PA_VARIANT_BASE,   8,     1,       128,     1,         1,          PA_KV_SPLIT);
-PA_TUNE(96,   PA_VARIANT_BASE,   8,     1,       64,      1,         1,          PA_KV_SPLIT);
-PA_TUNE(128,  PA_VARIANT_BASE,   8,     1,       64,      1,         1,          PA_KV_SPLIT);
-PA_TUNE(192,  PA_VARIANT_BASE,   4,     1,       32,      0,         1,          PA_KV_SPLIT);
-PA_TUNE(256,  PA_VARIANT_BASE,   4,     1,       32,      0,         1,          PA_KV_SPLIT);
+ * tree: the row maxima as balanced trees (frag_softmax.cuh TREE; 1 in m2k128t).
+ *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree */
+PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0);
+PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0);
+PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0);
+PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0);
+PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0);
+PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0);
 /* Candidates (not measured yet): FlashAttention-2's sm80 warp shape, 4 warps x 32
  * rows, two blocks per SM so one block's barriers and softmax overlap the other's mma.
  * ptxas sm_80 / sm_90 registers, 0 spills: m2 hd64 255/255, m2 hd128 253/250,
@@ -88,21 +91,14 @@ PA_TUNE(256,  PA_VARIANT_BASE,   4,     1,       32,      0,         1,         
  * registers (block_k 64 spilled 4 bytes); m2j at hd128 spilled 8 bytes on sm_90
  * even at block_k 32, so m2j runs m2's hd128 row. smem: m2 hd64 48 KiB, m2 hd128
  * 64 KiB, m2j hd64 48 KiB (x2 blocks per SM). */
-PA_TUNE(64,   PA_VARIANT_M2,     4,     2,       64,      1,         2,          PA_KV_SPLIT);
-PA_TUNE(128,  PA_VARIANT_M2,     4,     2,       32,      0,         2,          PA_KV_SPLIT);
-PA_TUNE(64,   PA_VARIANT_M2J,    4,     2,       64,      0,         2,          PA_KV_JOINT);
-PA_TUNE(128,  PA_VARIANT_M2K64,  4,     2,       64,      0,         2,          PA_KV_SPLIT);
-PA_TUNE(128,  PA_VARIANT_M2K64J, 4,     2,       64,      0,         2,          PA_KV_JOINT);
-PA_TUNE(64,   PA_VARIANT_M2K128, 4,     2,       128,     0,         2,          PA_KV_SPLIT);
-PA_TUNE(64,   PA_VARIANT_M2K128T, 4,    2,       128,     0,         2,          PA_KV_SPLIT);
+PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0);
+PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0);
+PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1);
 #undef PA_TUNE
-
-/* The row maxima as balanced trees (frag_softmax.cuh TREE): the rows whose name ends
- * in t. */
-template <int V>
-struct pa_ampere_tree_max {
-  enum { value = V == PA_VARIANT_M2K128T };
-};
 
 /* The derived shape of one instantiation. */
 template <int D, int V = PA_VARIANT_BASE>
@@ -119,6 +115,7 @@ struct pa_ampere_cfg {
     q_in_regs = tune::q_in_regs,
     min_blocks = tune::min_blocks,
     kv_sync = tune::kv_sync,
+    tree_max = tune::tree_max,
     /* Query blocks launched last-first (causal: longest blocks first). Off in the
      * base rows, which stay as measured; on sm_80 it costs hd256 a register it does
      * not have (64 bytes of spills). */

@@ -248,12 +248,19 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev) {
   (void)dev; /* no split-KV here; BLOCK's key-tile list for the kernel's tile shape */
   if (!pa_uses_block_list(p)) return 0;
-  return pa_with_inst(pa_bucket(p), pa_variant(), pa_windowed(p), [&](auto inst) -> size_t {
-    typedef decltype(inst) I;
-    if constexpr (I::d == 0) return 0;
-    else return pa_block_list_bytes(p, pa_ampere_cfg<I::d, I::v>::block_q,
-                                    pa_ampere_cfg<I::d, I::v>::block_k);
-  });
+  /* Sized for every row the head dim can run, not only the variable's row now: it is
+   * read again at each call, and a row with narrower key tiles needs a longer list. */
+  size_t most = 0;
+  for (int v = 0; v < PA_VARIANT_COUNT; ++v) {
+    const size_t bytes = pa_with_inst(pa_bucket(p), v, pa_windowed(p), [&](auto inst) -> size_t {
+      typedef decltype(inst) I;
+      if constexpr (I::d == 0) return 0;
+      else return pa_block_list_bytes(p, pa_ampere_cfg<I::d, I::v>::block_q,
+                                      pa_ampere_cfg<I::d, I::v>::block_k);
+    });
+    if (bytes > most) most = bytes;
+  }
+  return most;
 }
 
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
