@@ -164,10 +164,6 @@ __device__ __forceinline__ void pa_mbar_arrive_cluster(uint32_t bar, uint32_t ra
       : "memory");
 }
 
-__device__ __forceinline__ void pa_tma_prefetch_desc(const void *tmap) {
-  asm volatile("prefetch.tensormap [%0];\n" ::"l"((uint64_t)tmap) : "memory");
-}
-
 /* ---- wgmma ---- */
 /* A shared-memory matrix descriptor with the 128-byte swizzle (layout type 1). */
 __device__ __forceinline__ uint64_t pa_wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
