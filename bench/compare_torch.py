@@ -137,10 +137,11 @@ def parse_args(argv=None):
                          "the 'polyattn' column, the others get a line each (with --backward: "
                          "the backward alone, gradients checked against flash's); a value "
                          "may set more variables (a&VAR2=x) and carry a #tag to repeat it; "
-                         "the Hopper backward's POLYATTN_CUDA_HOPPER_BWD_* and the Ampere "
-                         "backward's POLYATTN_CUDA_BWD_VARIANT are read once per process "
-                         "(their plans size workspaces by them): time those one process "
-                         "per value")
+                         "the Hopper backward's POLYATTN_CUDA_HOPPER_BWD_*, the Ampere "
+                         "backward's POLYATTN_CUDA_BWD_VARIANT (their plans size "
+                         "workspaces by them), POLYATTN_CUDA_AMPERE_PIPE and "
+                         "POLYATTN_CUDA_SP24_SELECT are read once per process: time those "
+                         "one process per value")
     ap.add_argument("--no-efficient", action="store_true",
                     help="skip SDPA's memory-efficient backend")
     ap.add_argument("--api", default="prepared", choices=["prepared", "func"],

@@ -5,6 +5,9 @@
 # m2k64l / m2k128l (O's rescale skipped when no row of the warp moved its maximum).
 # The forward suite forced onto each (the Ampere kernel), then the rows beside the
 # default and SDPA in one process, each value twice.
+# Ran on a build of this session's tree before commit 1ab5738 (not committed) with the
+# four rows compiled by default; on the committed code m2k128t is hd64's default and
+# the other three names run the default ("auto").
 # Run: source .devkit/env; OUT=dir bash bench/gpu/ampere_s23_r2.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
