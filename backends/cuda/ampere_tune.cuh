@@ -17,8 +17,8 @@
  *   min_blocks __launch_bounds__ occupancy hint: blocks per SM the registers must allow.
  * The rows compile at most with small spills (ptxas -v, nvcc 13.0): hd64's 128-key
  * rows (m2k128, m2k128t) 16-20 bytes per thread (sm_90: 16, 20 in their 2:4 form;
- * sm_80: 20), m2k64 4 at sm_90; hd 64 at block_k 64 with min_blocks 2 (16 warps/SM) spills ~20 bytes: a
- * candidate once the loop-invariant register use shrinks.
+ * sm_80: 20), m2k64 4 at sm_90; hd 64 at block_k 64 with min_blocks 2 (16 warps/SM)
+ * ~20 bytes: a candidate once the loop-invariant register use shrinks.
  * The lead's H200 sweep (bench/RESULTS.md) replaces this comment's rationale by
  * measurements; change a row, not the kernel. */
 #ifndef PA_CUDA_AMPERE_TUNE_CUH
@@ -48,12 +48,12 @@ enum pa_ampere_variant {
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
  * (bench/RESULTS.md): hd64 m2k128t except under a sliding window (a left window: m2j;
  * twenty-third session, bf16 and fp16 S 512-16384, one process: m2k128t 1-2% ahead of
- * m2k128 without a mask, and ahead of m2j with a causal one by 2% at S1024, 4% at S2048
- * and 5-7% from S4096 (2% behind at S512); the
- * second session's choice of m2j for masked problems, 180 against 150 TFLOP/s, predates
- * the whole-tile copies; windows were not measured again); hd128 m2k64 (S=8192: base
- * 221, m2 251, m2k64 290; its tree form m2k64t measured level); the other buckets run
- * base. pa_auto_variant() in fwd_ampere.cu holds the mapping. */
+ * m2k128 without a mask, and ahead of m2j with a causal one by 2% at S1024, 4% at
+ * S2048 and 5-7% from S4096, 2% behind at S512; the second session's choice of m2j
+ * for masked problems, 180 against 150 TFLOP/s, predates the whole-tile copies;
+ * windows were not measured again); hd128 m2k64 (S=8192: base 221, m2 251, m2k64 290;
+ * its tree form m2k64t measured level); the other buckets run base.
+ * pa_auto_variant() in fwd_ampere.cu holds the mapping. */
 enum { PA_VARIANT_DEFAULT = PA_VARIANT_AUTO };
 
 /* K/V pipeline schedule per key tile. */

@@ -92,6 +92,7 @@ int main() {
   per_scheduler<4>(sms, out, e0, e1);
   per_scheduler<8>(sms, out, e0, e1);
   per_scheduler<16>(sms, out, e0, e1);
-  printf("%s\n", cudaGetErrorString(cudaGetLastError()));
-  return cudaGetLastError() != cudaSuccess;
+  const cudaError_t e = cudaGetLastError(); /* read once: reading clears it */
+  printf("%s\n", cudaGetErrorString(e));
+  return e != cudaSuccess;
 }
