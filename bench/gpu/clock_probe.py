@@ -178,6 +178,36 @@ for _n, _d, _s, _c in (("y64s512", 64, 512, False), ("y64s1k", 64, 1024, False),
 for _n, _s in (("y512", 512), ("y2k", 2048)):
     CASES[_n] = ("bf16", 128, _s, False, ["pa", _S3P, "cudnn"])
 
+# twenty-fifth session, R1: S = Q.K^T with Q's fragments in registers (wgmma RS, "-qrs",
+# PA_HV_QRS), on the persistent kernel where the defaults run it (hd128 up to 4096 keys,
+# causal 8192; hd64 up to 1024, causal plain 2048) and on the 128-key grid kernel at hd128
+# S8192 / causal S16384 against the same kernel without it and the 176-key default;
+# both removed after R1 (bench/gpu/qrs_s25_r1.patch): in later trees their names run the
+# default
+_QP = "pa:qrs@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-q2-os-qrs"
+_QG = "pa:os-qrs@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-qrs"
+for _n, _d, _s, _c in (("q512", 128, 512, False), ("q2k", 128, 2048, False),
+                       ("qc4k", 128, 4096, True), ("q64s512", 64, 512, False),
+                       ("q64s1k", 64, 1024, False), ("q64c2k", 64, 2048, True)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", _QP, "cudnn"])
+CASES["q8k"] = ("bf16", 128, 8192, False, ["pa", _OLD128, _QG, "cudnn"])
+CASES["qc16k"] = ("bf16", 128, 16384, True, ["pa", _OLD128, _QG, "cudnn"])
+
+# R3: three consumer warpgroups taking pingpong turns in a ring on 64-key tiles at hd64
+# ("-wg3-k64": S, P and O in 80 of a consumer's 160 registers; the 128-key form spills),
+# persistent at the lengths the two-consumer persistent kernel runs, on the grid above;
+# removed after R3 (bench/gpu/wg3pp_s25_r3.patch): in later trees their names run the
+# default
+_W3P = "pa:wg3k64p@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-wg3-k64-p-q2-os"
+_W3G = "pa:wg3k64@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-wg3-k64"
+_W3GS3 = "pa:wg3k64s3@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-s3-rel-wg3-k64"
+for _n, _s, _c in (("w512", 512, False), ("w1k", 1024, False), ("wc2k", 2048, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _W3P, "cudnn"])
+for _n, _s in (("w2k", 2048), ("w4k", 4096)):
+    CASES[_n] = ("bf16", 64, _s, False, ["pa", _W3G, _W3GS3, "cudnn"])
+for _n, _s, _c in (("w8k", 8192, False), ("wc8k", 8192, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _W3G, "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
