@@ -7,8 +7,9 @@
 # beside cuDNN), the forward suite by default and with each new variant forced (also the
 # persistent one on 3 blocks: many query tiles per block, Q reloaded per tile), test_cuda,
 # and compute-sanitizer with the persistent QRS kernel forced.
-# The two variants were removed after this round (level or slower: bench/RESULTS.md,
-# twenty-fifth session): to run it again, apply bench/gpu/qrs_s25_r1.patch (on e395431)
+# The two variants were removed after this round (bench/RESULTS.md, twenty-fifth session:
+# slower than the defaults; the 128-key grid one +0.8-0.9% over its base kernel, still
+# behind the 176-key default): to run it again, apply bench/gpu/qrs_s25_r1.patch (on e395431)
 # and build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON; without, their names run the default.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/qrs_s25_r1.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
