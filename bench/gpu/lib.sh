@@ -92,6 +92,17 @@ pa_gpu_pack_keep() {
   for f in "$@"; do cp "$keep/$f" "$LOG/"; done
 }
 
+# pa_ncu_summary REGEX: for each $LOG/ncu-*.log, its name and the lines matching REGEX
+# (cut at 150 characters) to $SUMMARY (the ncu scripts of the twenty-first and
+# twenty-fifth sessions).
+pa_ncu_summary() {
+  local f
+  for f in "$LOG"/ncu-*.log; do
+    echo "== $(basename "$f" .log)"
+    grep -E "$1" "$f" | cut -c1-150
+  done >>"$SUMMARY"
+}
+
 # pa_fp8_test VARIANT: test_fp8 (the FP8 oracle cases) with POLYATTN_CUDA_FP8_VARIANT=
 # VARIANT ("" for the defaults) as step test-VARIANT; its synthesis line to $SUMMARY and
 # each case's oracle line, shortened and prefixed by the variant, to

@@ -21,9 +21,6 @@ for sl in ${PA_SEQLENS:-512}; do
     step ncu-pa-$t 120 "$NCU" --clock-control none -k regex:pa_hopper_fwd --launch-skip 4 --launch-count 1 $S $P
   done
 done
-for f in "$LOG"/ncu-*.log; do
-  echo "== $(basename "$f" .log)"
-  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Grid Size|Block Size|Registers Per|Shared Memory Config|Dynamic Shared|Waves Per SM|Achieved Occupancy|Compute \(SM\) Throughput|Memory Throughput|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit" "$f" | cut -c1-150
-done >>"$SUMMARY"
+pa_ncu_summary "^  [a-zA-Z_].*\(|Duration|SM Frequency|Grid Size|Block Size|Registers Per|Shared Memory Config|Dynamic Shared|Waves Per SM|Achieved Occupancy|Compute \(SM\) Throughput|Memory Throughput|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit"
 pa_gpu_pack_logs
 pa_gpu_finish

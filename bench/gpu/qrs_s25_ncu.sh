@@ -34,9 +34,6 @@ prof d128-cudnn 128 8192 'sdpa|fprop|cudnn' $V=pingpong-rel-os
 prof d64s512-default 64 512 pa_hopper_fwd $V=default
 prof d64s512-qrs 64 512 pa_hopper_fwd $V=pingpong-rel-p-q2-os-qrs
 prof d64s512-cudnn 64 512 'sdpa|fprop|cudnn' $V=default
-for f in "$LOG"/ncu-*.log; do
-  echo "== $(basename "$f" .log)"
-  grep -E "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|Mem Pipes Busy|Mem Busy|Shared|Issue Slots Busy|Executed Ipc A|pct_of_peak" "$f" | cut -c1-150
-done >>"$SUMMARY"
+pa_ncu_summary "^  [a-zA-Z_].*\(|Duration|SM Frequency|Compute \(SM\) Throughput|Memory Throughput|L1/TEX Cache Throughput|Mem Pipes Busy|Mem Busy|Shared|Issue Slots Busy|Executed Ipc A|pct_of_peak"
 pa_gpu_pack_logs
 pa_gpu_finish
