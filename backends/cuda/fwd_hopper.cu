@@ -333,6 +333,39 @@ using pa_hopper_vcfg = pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3
                                      pa_hopper_block_k(D, V), V & PA_HV_Q2 ? 2 : 1>;
 static_assert(PA_HOPPER_MBARS <= 20, "static_smem_bytes counts 20 mbarriers");
 
+/* Event stamps for bench/gpu/hopper_timeline.cu (which defines PA_HOPPER_TIMELINE before
+ * including this file; the library never does): thread 0 of each warpgroup (0: the
+ * producer's issuing thread, 1-3: consumers) of blocks < PA_HTL_BLOCKS appends (event,
+ * SM clock) pairs, at most PA_HTL_N per warpgroup (grid kernels: the blocks of head 0 and
+ * batch entry 0); the harness sums the cycles between
+ * consecutive events by pair. Events: consumers 1 tile taken, 2 Q landed, 3 K (and V)
+ * landed, 4 turn begun, 5 products issued (turn ended), 6 S landed, 7 softmax done, 8 P.V
+ * landed, 9 P packed, 10 the last V landed, 11 O stored; producer 21 tile handed over,
+ * 22 a stage's K free, 23 its V free, 24 K and V issued, 25 the Q buffer free, 26 the
+ * hand-off slot free. */
+#ifdef PA_HOPPER_TIMELINE
+enum { PA_HTL_BLOCKS = 132, PA_HTL_N = 4096 };
+__device__ uint32_t pa_htl[PA_HTL_BLOCKS][4][PA_HTL_N][2];
+__device__ int pa_htl_count[PA_HTL_BLOCKS][4];
+#  define PA_HTL(ev)                                                                          \
+    do {                                                                                      \
+      if (htl_on && htl_n < PA_HTL_N) {                                                       \
+        uint32_t c_;                                                                          \
+        asm volatile("mov.u32 %0, %%clock;\n" : "=r"(c_)::"memory");                          \
+        pa_htl[blockIdx.x][htl_wg][htl_n][0] = (ev);                                          \
+        pa_htl[blockIdx.x][htl_wg][htl_n][1] = c_;                                            \
+        ++htl_n;                                                                              \
+      }                                                                                       \
+    } while (0)
+#  define PA_HTL_END()                                                                        \
+    do {                                                                                      \
+      if (htl_on) pa_htl_count[blockIdx.x][htl_wg] = htl_n;                                   \
+    } while (0)
+#else
+#  define PA_HTL(ev) ((void)0)
+#  define PA_HTL_END() ((void)0)
+#endif
+
 template <typename T, int D, int V>
 __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_hopper_fwd_kernel(const __grid_constant__ pa_hopper_args a) {
@@ -433,6 +466,12 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   };
   if (!PERSIST && !take(blockIdx.z, blockIdx.y, (gridDim.x - 1 - blockIdx.x) * BQ)) return;
   const int tid = threadIdx.x;
+#ifdef PA_HOPPER_TIMELINE
+  const int htl_wg = tid / 128;
+  const bool htl_on =
+      tid % 128 == 0 && blockIdx.x < PA_HTL_BLOCKS && blockIdx.y == 0 && blockIdx.z == 0;
+  int htl_n = 0;
+#endif
   /* the grid's list head is copied to shared memory, before the barrier; PERSIST reads
    * each tile's list from global memory (written by the builder kernel before) */
   if (!PERSIST && listed) pa_block_walk_start<cfg::threads>(list_s, slot, tid);
@@ -513,9 +552,12 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           /* the consumers are done with this Q buffer's previous tile and have read
            * `handoff` (a fresh barrier counts as released) */
           pa_mbar_wait(b_qempty(taken % QBUFS), ((taken / QBUFS) & 1) ^ 1);
+          PA_HTL(25);
           pa_mbar_wait(b_tempty, (taken & 1) ^ 1);
+          PA_HTL(26);
           handoff[0] = b, handoff[1] = h, handoff[2] = i0, handoff[3] = 1;
           pa_mbar_arrive(b_tfull);
+          PA_HTL(21);
         } else if (k > 0) {
           break;
         }
@@ -533,6 +575,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           /* this use of the stage: wait for the consumers' release of the previous one
            * (a fresh barrier counts as released: parity 1 completes at once) */
           pa_mbar_wait(RELEASE ? b_kempty(stage) : b_empty(stage), phase ^ 1);
+          PA_HTL(22);
           const uint32_t s_k = s_kv + stage * 2 * cfg::kv_bytes;
           const int krow = (int)c.seq.k_start + n * BK;
           pa_mbar_arrive_expect_tx(b_kfull(stage), cfg::kv_bytes); /* both halves, MCAST */
@@ -546,6 +589,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
               pa_tma_load_4d(s_k + x * cfg::kv_panel, &a.tk, b_kfull(stage), 64 * x, krow, c.hk,
                              bcoord);
           if (RELEASE) pa_mbar_wait(b_empty(stage), phase ^ 1);
+          PA_HTL(23);
           pa_mbar_arrive_expect_tx(b_vfull(stage), cfg::kv_bytes);
 #pragma unroll
           for (int x = 0; x < PANELS; ++x)
@@ -556,10 +600,12 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
             else
               pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
                              64 * x, krow, c.hk, bcoord);
+          PA_HTL(24);
           n = walk(++visit, 0, &partial);
           if (++stage == STAGES) stage = 0, phase ^= 1;
         }
       }
+      PA_HTL_END();
       if (PERSIST) { /* no more tiles */
         pa_mbar_wait(b_tempty, (taken & 1) ^ 1);
         handoff[3] = 0;
@@ -803,6 +849,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_mbar_arrive(b_tempty);
       if (!valid) break;
       take(b, h, i0);
+      PA_HTL(1);
     }
     {
       const int qb = __shfl_sync(0xffffffffu, taken % QBUFS, 0); /* warp-uniform */
@@ -810,6 +857,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       ++taken;
       q_off = qb * cfg::q_bytes;
       q_desc_t = pa_wgmma_desc_at(q_desc, q_off);
+      PA_HTL(2);
     }
     slope = pa_problem_alibi_slope(&p, c.b, c.h);
     sm[0] = sm[1] = pa_softmax_start();
@@ -845,15 +893,20 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       int prev = stage;
       uint32_t prev_phase = phase;
       pa_mbar_wait(b_kfull(stage), phase);
+      PA_HTL(3);
       my_turn();
+      PA_HTL(4);
       issue_qk(s, stage);
       your_turn();
+      PA_HTL(5);
       settle_o(); /* the previous tile's O copy: long done reading by now */
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
+      PA_HTL(6);
       if (RELEASE) release_k(stage);
       softmax(s, n, partial, alpha);
       pack_p(s, pf);
+      PA_HTL(7);
       n = walk(++visit, cw, &partial);
       advance(stage, phase);
       while (n < n_hi) {
@@ -861,37 +914,50 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         const int next = walk(++visit, cw, &partial);
         pa_mbar_wait(b_kfull(stage), phase);
         pa_mbar_wait(b_vfull(prev), prev_phase);
+        PA_HTL(3);
         my_turn();
+        PA_HTL(4);
         issue_qk(s, stage);
         rescale_o(alpha); /* no P.V in flight: the last one was waited for */
         issue_pv(pf, prev);
         your_turn();
+        PA_HTL(5);
         pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
         pa_wgmma_fence_regs(s);
+        PA_HTL(6);
         if (RELEASE) release_k(stage);
         softmax(s, n, tile_partial, alpha);
+        PA_HTL(7);
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(o);
+        PA_HTL(8);
         release(prev);
         pack_p(s, pf);
+        PA_HTL(9);
         prev = stage, prev_phase = phase;
         advance(stage, phase);
         n = next;
       }
       release_q();
       pa_mbar_wait(b_vfull(prev), prev_phase);
+      PA_HTL(10);
       my_turn();
+      PA_HTL(4);
       rescale_o(alpha);
       issue_pv(pf, prev);
       your_turn();
+      PA_HTL(5);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
+      PA_HTL(8);
       release(prev);
     } else {
       release_q();
     }
     store_o();
+    PA_HTL(11);
   }
+  PA_HTL_END();
   /* OST: the last copies have read shared memory before the block exits (their writes
    * complete with the grid, as CUTLASS's epilogues rely on) */
   if (OST && tid % 128 == 0) pa_bulk_wait_read0();

@@ -23,11 +23,7 @@
 #include <vector>
 
 #include "cuda_check.h"
-
-static uint32_t tl_rand(uint64_t *s) {
-  *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-  return (uint32_t)(*s >> 33);
-}
+#include "timeline_util.h"
 
 /* median, p10, p90 of v (cycles) */
 static void tl_print(const char *what, std::vector<double> v) {
@@ -57,51 +53,30 @@ static int tl_run(int variant) {
   CK(cudaMemcpy(dq, h.data(), n, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dk, h.data() + n, n, cudaMemcpyHostToDevice));
   CK(cudaMemcpy(dv, h.data() + 2 * n, n, cudaMemcpyHostToDevice));
-  pa_problem p;
-  memset(&p, 0, sizeof p);
-  p.pass = PA_PASS_FORWARD;
+  pa_problem p = tl_dense_problem(B, S, H, D, dq, dk, dv, dout);
   p.dtype = POLYATTN_DTYPE_FP8_E4M3;
   p.out_dtype = POLYATTN_DTYPE_BF16;
-  p.batch = B, p.seqlen_q = p.seqlen_k = S, p.total_q = p.total_k = (int64_t)B * S;
-  p.heads_q = p.heads_kv = H, p.head_dim = p.head_dim_v = D;
-  p.scale = 1.0f / sqrtf((float)D);
-  p.window_left = p.window_right = -1;
-  p.sparsity = POLYATTN_SPARSITY_NONE;
-  p.block_q = p.block_k = 64;
-  p.block_threshold = p.auto_density_cutoff = 1.0f;
-  const pa_view bshd = {nullptr, 0, nullptr, (int64_t)S * H * D, (int64_t)H * D, D};
-  p.q = p.k = p.v = p.o = bshd;
-  p.q.ptr = dq, p.k.ptr = dk, p.v.ptr = dv, p.o.ptr = dout;
   const int v = variant >= 0 ? variant : pa_fp8_variant(&p);
   cudaError_t (*launch)(const pa_problem *, cudaStream_t) = nullptr;
   switch (v) {
-#define TL_CASE(name, x) \
-  case (x): launch = pa_fp8_launch<D, (x)>; break;
+#define TL_CASE(name, x, full)                                             \
+  case (x):                                                                \
+    if constexpr ((full) || PA_CUDA_TUNING_VARIANTS) launch = pa_fp8_launch<D, (x)>; \
+    break;
     PA_FP8_VARIANT_LIST(TL_CASE)
 #undef TL_CASE
-  default: fprintf(stderr, "variant %d is not compiled\n", v); return 1;
+  default: break;
   }
-  for (int i = 0; i < 5; ++i) CK(launch(&p, 0)); /* warm */
-  CK(cudaDeviceSynchronize());
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
-  std::vector<float> ms;
-  for (int i = 0; i < 20; ++i) {
-    CK(cudaEventRecord(e0));
-    CK(launch(&p, 0));
-    CK(cudaEventRecord(e1));
-    CK(cudaEventSynchronize(e1));
-    float t;
-    CK(cudaEventElapsedTime(&t, e0, e1));
-    ms.push_back(t);
+  if (!launch) {
+    fprintf(stderr, "variant %d is not compiled\n", v);
+    return 1;
   }
-  std::sort(ms.begin(), ms.end());
+  const float med = tl_median_ms([&] { return launch(&p, 0); });
   const double flops = 4.0 * B * H * (double)S * S * D;
   printf("fp8_timeline D=%d variant %d: kernel %s stamps%s %.4f ms (median of 20), %.1f TFLOP/s\n",
          D, v, PA_FP8_TIMELINE ? "with" : "without",
-         PA_FP8_NO_TRANSPOSE ? ", V NOT transposed (wrong results)" : "", ms[10],
-         flops / (ms[10] * 1e-3) / 1e12);
+         PA_FP8_NO_TRANSPOSE ? ", V NOT transposed (wrong results)" : "", med,
+         flops / (med * 1e-3) / 1e12);
   if (!PA_FP8_TIMELINE) return 0;
   std::vector<uint32_t> tl(sizeof(pa_fp8_tl) / 4);
   CK(cudaMemcpyFromSymbol(tl.data(), pa_fp8_tl, sizeof(pa_fp8_tl)));
@@ -163,13 +138,7 @@ static int tl_run(int variant) {
 }
 
 int main(int argc, char **argv) {
-  int dev = 0, major = 0;
-  CK(cudaGetDevice(&dev));
-  CK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  if (major != 9) {
-    fprintf(stderr, "fp8_timeline: needs sm_90\n");
-    return 77;
-  }
+  if (!tl_is_sm90("fp8_timeline")) return 77;
   const int d = argc > 1 ? atoi(argv[1]) : 128;
   const int v = argc > 2 ? atoi(argv[2]) : -1;
   if (argc > 3) { /* the head whose blocks record: 8 puts them in the fourth wave */

@@ -1,0 +1,156 @@
+/* Where the bf16 Hopper forward's warpgroups spend their cycles (issue 9, twenty-fifth
+ * session): backends/cuda/fwd_hopper.cu compiled with PA_HOPPER_TIMELINE (thread 0 of
+ * each warpgroup appends (event, SM clock) pairs at the points its comment lists; the
+ * library build has no stamps), run on 16k tokens with hidden 2048 (batch 16384 / S,
+ * heads 2048 / D), non-causal, random bf16 inputs, the default variant for the problem
+ * or the variant number given. Prints, per warpgroup, the cycles between consecutive
+ * events summed over the recorded blocks and split by (from, to) pair, as a share of the
+ * warpgroup's recorded span, with counts and means; then the kernel's time (events, back
+ * to back, median of 20). Built with -DPA_HOPPER_TIMELINE=0 it times the same kernel
+ * without the stamps (the control: stamps are global stores).
+ *   nvcc -std=c++17 -O3 -gencode=arch=compute_90a,code=sm_90a -DPA_CUDA_HOPPER_BUILT=1 \
+ *     -Ibackends/cuda -Icommon -Iapi/include -Ibackends bench/gpu/hopper_timeline.cu \
+ *     -o hopper_timeline -lcuda
+ *   hopper_timeline [128|64] [S: 512] [variant number (-1: the default)]
+ * Recorded: blocks 0..131 (the persistent kernel's whole grid; a grid kernel's blocks of
+ * head 0, batch entry 0), each warpgroup's first PA_HTL_N events. */
+#ifndef PA_HOPPER_TIMELINE
+#  define PA_HOPPER_TIMELINE 1
+#endif
+#if !PA_HOPPER_TIMELINE
+#  undef PA_HOPPER_TIMELINE /* the control: fwd_hopper.cu as the library compiles it */
+#  define PA_HTL_CONTROL 1
+#else
+#  define PA_HTL_CONTROL 0
+#endif
+#include "fwd_hopper.cu"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+#include <vector>
+
+#include "cuda_check.h"
+#include "timeline_util.h"
+
+#if !PA_HTL_CONTROL
+static const char *tl_name(int ev) {
+  switch (ev) {
+  case 1: return "tile taken";
+  case 2: return "Q landed";
+  case 3: return "K(/V) landed";
+  case 4: return "turn begun";
+  case 5: return "issued";
+  case 6: return "S landed";
+  case 7: return "softmax done";
+  case 8: return "P.V landed";
+  case 9: return "P packed";
+  case 10: return "last V landed";
+  case 11: return "O stored";
+  case 21: return "tile handed over";
+  case 22: return "K slot free";
+  case 23: return "V slot free";
+  case 24: return "K, V issued";
+  case 25: return "Q buffer free";
+  case 26: return "hand-off free";
+  default: return "?";
+  }
+}
+#endif
+
+template <int D>
+static int tl_run(int S, int variant) {
+  const int B = 16384 / S, H = 2048 / D;
+  const size_t n = (size_t)B * S * H * D;
+  std::vector<__nv_bfloat16> h(3 * n);
+  uint64_t seed = 12345;
+  for (auto &x : h) x = __float2bfloat16((float)(tl_rand(&seed) % 2001) / 1000.0f - 1.0f);
+  __nv_bfloat16 *dq, *dk, *dv, *dout;
+  CK(cudaMalloc(&dq, n * 2));
+  CK(cudaMalloc(&dk, n * 2));
+  CK(cudaMalloc(&dv, n * 2));
+  CK(cudaMalloc(&dout, n * 2));
+  CK(cudaMemcpy(dq, h.data(), n * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dk, h.data() + n, n * 2, cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(dv, h.data() + 2 * n, n * 2, cudaMemcpyHostToDevice));
+  pa_problem p = tl_dense_problem(B, S, H, D, dq, dk, dv, dout);
+  p.dtype = p.out_dtype = POLYATTN_DTYPE_BF16;
+  int dev = 0, sms = 0;
+  CK(cudaGetDevice(&dev));
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int v = pa_hopper_effective(variant >= 0 ? variant : pa_hopper_default(&p), &p);
+  cudaError_t (*launch)(const pa_problem *, int, void *, const int32_t *, cudaStream_t) =
+      nullptr;
+  switch (v) {
+#define TL_CASE(name, bits, full)                                                         \
+  case (bits):                                                                            \
+    if constexpr (pa_hopper_compiled_at(D, (bits)) && ((full) != 0 || PA_CUDA_TUNING_VARIANTS) && \
+                  (!((bits) & PA_HV_WG3) || D == 64) &&                                   \
+                  (!((bits) & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&                  \
+                  (!((bits) & PA_HV_K192) || (D == 64 && ((bits) & PA_HV_WG3))))          \
+      launch = pa_hopper_launch<__nv_bfloat16, D, (bits)>;                                 \
+    break;
+    PA_HOPPER_VARIANT_LIST(TL_CASE)
+#undef TL_CASE
+  default: break;
+  }
+  if (!launch) {
+    fprintf(stderr, "variant %d is not compiled at D=%d\n", v, D);
+    return 1;
+  }
+  const float med = tl_median_ms([&] { return launch(&p, sms, nullptr, nullptr, 0); });
+  const double flops = 4.0 * B * H * (double)S * S * D;
+  printf("hopper_timeline D=%d S=%d B=%d H=%d variant %d: kernel %s stamps %.4f ms (median of "
+         "20), %.1f TFLOP/s\n",
+         D, S, B, H, v, PA_HTL_CONTROL ? "without" : "with", med,
+         flops / (med * 1e-3) / 1e12);
+#if !PA_HTL_CONTROL
+  std::vector<uint32_t> tl(sizeof(pa_htl) / 4);
+  std::vector<int> cnt(sizeof(pa_htl_count) / sizeof(int));
+  CK(cudaMemcpyFromSymbol(tl.data(), pa_htl, sizeof(pa_htl)));
+  CK(cudaMemcpyFromSymbol(cnt.data(), pa_htl_count, sizeof(pa_htl_count)));
+  const int nwg = v & PA_HV_WG3 ? 3 : 2;
+  for (int wg = 0; wg <= nwg; ++wg) {
+    std::map<std::pair<int, int>, std::pair<double, long>> by; /* (from, to): cycles, count */
+    double span = 0;
+    long events = 0, blocks = 0, tiles = 0;
+    for (int b = 0; b < PA_HTL_BLOCKS; ++b) {
+      const int m = cnt[b * 4 + wg];
+      if (m < 2) continue;
+      ++blocks;
+      events += m;
+      auto ev = [&](int i) { return (int)tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2]; };
+      auto ck = [&](int i) { return tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2 + 1]; };
+      span += (double)(uint32_t)(ck(m - 1) - ck(0));
+      for (int i = 0; i + 1 < m; ++i) {
+        auto &x = by[{ev(i), ev(i + 1)}];
+        x.first += (double)(uint32_t)(ck(i + 1) - ck(i));
+        ++x.second;
+        if (ev(i) == (wg ? 1 : 21)) ++tiles;
+      }
+    }
+    if (!blocks) continue;
+    printf("%s %d: %ld blocks, %ld events, %.0f cycles recorded per block (first to last "
+           "event), %.1f tiles per block%s\n",
+           wg ? "consumer" : "producer", wg ? wg - 1 : 0, blocks, events, span / blocks,
+           (double)tiles / blocks, events >= (long)blocks * PA_HTL_N ? " (log full)" : "");
+    std::vector<std::pair<double, std::pair<int, int>>> rows;
+    for (auto &x : by) rows.push_back({x.second.first, x.first});
+    std::sort(rows.rbegin(), rows.rend());
+    for (auto &r : rows) {
+      const auto &x = by[r.second];
+      printf("  %-16s -> %-16s %5.1f%%  count %7ld  mean %7.0f cycles\n", tl_name(r.second.first),
+             tl_name(r.second.second), 100.0 * x.first / span, x.second, x.first / x.second);
+    }
+  }
+#endif
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  if (!tl_is_sm90("hopper_timeline")) return 77;
+  const int d = argc > 1 ? atoi(argv[1]) : 128;
+  const int s = argc > 2 ? atoi(argv[2]) : 512;
+  const int v = argc > 3 ? atoi(argv[3]) : -1;
+  return d == 64 ? tl_run<64>(s, v) : tl_run<128>(s, v);
+}
