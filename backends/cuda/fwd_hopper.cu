@@ -342,7 +342,9 @@ static_assert(PA_HOPPER_MBARS <= 20, "static_smem_bytes counts 20 mbarriers");
  * landed, 4 turn begun, 5 products issued (turn ended), 6 S landed, 7 softmax done, 8 P.V
  * landed, 9 P packed, 10 the last V landed, 11 O stored; producer 21 tile handed over,
  * 22 a stage's K free, 23 its V free, 24 K and V issued, 25 the Q buffer free, 26 the
- * hand-off slot free. */
+ * hand-off slot free. (A query tile's first key tile: 7 after P's packing, and 5 -> 6
+ * includes the previous tile's O copy wait; 11 once the copy is issued.) Pipelined
+ * schedules only (the serial one has no stamps). */
 #ifdef PA_HOPPER_TIMELINE
 enum { PA_HTL_BLOCKS = 132, PA_HTL_N = 4096 };
 __device__ uint32_t pa_htl[PA_HTL_BLOCKS][4][PA_HTL_N][2];

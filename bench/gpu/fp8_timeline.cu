@@ -13,6 +13,8 @@
  *     -Ibackends/cuda -Icommon -Iapi/include -Ibackends bench/gpu/fp8_timeline.cu \
  *     -o fp8_timeline -lcuda
  *   fp8_timeline [128|64] [variant number (-1: the default)] [head whose blocks record: 0]
+ * (a tuning-only variant's number needs -DPA_CUDA_TUNING_VARIANTS=1 too, else "not
+ * compiled")
  * The last lines compare whole blocks (start to each consumer's end) with the loop. */
 #ifndef PA_FP8_TIMELINE
 #  define PA_FP8_TIMELINE 1 /* -DPA_FP8_TIMELINE=0: the same harness without stamps */

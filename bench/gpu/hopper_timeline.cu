@@ -113,12 +113,13 @@ static int tl_run(int S, int variant) {
   for (int wg = 0; wg <= nwg; ++wg) {
     std::map<std::pair<int, int>, std::pair<double, long>> by; /* (from, to): cycles, count */
     double span = 0;
-    long events = 0, blocks = 0, tiles = 0;
+    long events = 0, blocks = 0, tiles = 0, full = 0;
     for (int b = 0; b < PA_HTL_BLOCKS; ++b) {
       const int m = cnt[b * 4 + wg];
       if (m < 2) continue;
       ++blocks;
       events += m;
+      full += m >= PA_HTL_N;
       auto ev = [&](int i) { return (int)tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2]; };
       auto ck = [&](int i) { return tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2 + 1]; };
       span += (double)(uint32_t)(ck(m - 1) - ck(0));
@@ -126,14 +127,14 @@ static int tl_run(int S, int variant) {
         auto &x = by[{ev(i), ev(i + 1)}];
         x.first += (double)(uint32_t)(ck(i + 1) - ck(i));
         ++x.second;
-        if (ev(i) == (wg ? 1 : 21)) ++tiles;
+        if (ev(i) == (wg ? 2 : 21)) ++tiles; /* Q landed: grid kernels too */
       }
     }
     if (!blocks) continue;
     printf("%s %d: %ld blocks, %ld events, %.0f cycles recorded per block (first to last "
-           "event), %.1f tiles per block%s\n",
+           "event), %.1f tiles per block%s (%ld logs full)\n",
            wg ? "consumer" : "producer", wg ? wg - 1 : 0, blocks, events, span / blocks,
-           (double)tiles / blocks, events >= (long)blocks * PA_HTL_N ? " (log full)" : "");
+           (double)tiles / blocks, wg ? "" : " (persistent kernel only)", full);
     std::vector<std::pair<double, std::pair<int, int>>> rows;
     for (auto &x : by) rows.push_back({x.second.first, x.first});
     std::sort(rows.rbegin(), rows.rend());

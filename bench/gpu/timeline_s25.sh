@@ -5,8 +5,8 @@
 # hd64 at S512, hd128 S2048, hd64 S1024 (the persistent kernel), hd128 S8192 (the 176-key
 # grid kernel, head 0's blocks) for contrast; 16k tokens, hidden 2048, non-causal. All
 # output into $OUT/timeline.txt (one file: the run tool brings back a limited number).
-# Build (here): the two nvcc lines of hopper_timeline.cu's header (the control with
-# -DPA_HOPPER_TIMELINE=0, named hopper_timeline0), into build/bin; bundle both with the
+# Build (here): the nvcc line of hopper_timeline.cu's header into build/bin, and again with
+# -DPA_HOPPER_TIMELINE=0 as build/bin/hopper_timeline0 (the control); bundle both with the
 # devkit. Run: source .devkit/env; OUT=dir bash bench/gpu/timeline_s25.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 T=${OUT:-$PWD/timeline_s25-logs}/timeline.txt
