@@ -79,26 +79,17 @@ static int tl_run(int S, int variant) {
   CK(cudaGetDevice(&dev));
   CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const int v = pa_hopper_effective(variant >= 0 ? variant : pa_hopper_default(&p), &p);
-  cudaError_t (*launch)(const pa_problem *, int, void *, const int32_t *, cudaStream_t) =
-      nullptr;
-  switch (v) {
-#define TL_CASE(name, bits, full)                                                         \
-  case (bits):                                                                            \
-    if constexpr (pa_hopper_compiled_at(D, (bits)) && ((full) != 0 || PA_CUDA_TUNING_VARIANTS) && \
-                  (!((bits) & PA_HV_WG3) || D == 64) &&                                   \
-                  (!((bits) & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&                  \
-                  (!((bits) & PA_HV_K192) || (D == 64 && ((bits) & PA_HV_WG3))))          \
-      launch = pa_hopper_launch<__nv_bfloat16, D, (bits)>;                                 \
-    break;
-    PA_HOPPER_VARIANT_LIST(TL_CASE)
-#undef TL_CASE
-  default: break;
-  }
-  if (!launch) {
+  /* the library's dispatch (pa_hopper_run: which variants are compiled at D) */
+  bool done = false;
+  auto launch = [&] {
+    return pa_hopper_run<__nv_bfloat16, D>(v, &p, sms, nullptr, nullptr, 0, &done);
+  };
+  CK(launch());
+  if (!done) {
     fprintf(stderr, "variant %d is not compiled at D=%d\n", v, D);
     return 1;
   }
-  const float med = tl_median_ms([&] { return launch(&p, sms, nullptr, nullptr, 0); });
+  const float med = tl_median_ms(launch);
   const double flops = 4.0 * B * H * (double)S * S * D;
   printf("hopper_timeline D=%d S=%d B=%d H=%d variant %d: kernel %s stamps %.4f ms (median of "
          "20), %.1f TFLOP/s\n",
