@@ -208,6 +208,41 @@ for _n, _s in (("w2k", 2048), ("w4k", 4096)):
 for _n, _s, _c in (("w8k", 8192, False), ("wc8k", 8192, True)):
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", _W3G, "cudnn"])
 
+# twenty-sixth session, R1: a share of hd64's exponentials on the FMA pipe (pa_exp2_fma,
+# FlashAttention-4's split; "-x4": the last pair of every 4, "-x8": of every 8), on each
+# kernel where hd64's default runs: persistent (up to 1024 keys, causal plain 2048), the
+# three-consumer grid kernel on 128-key tiles (2048-4096), on 192-key tiles (from 8192,
+# causal above 2048); removed after the session (bench/gpu/fma_s26_r1.patch): in later
+# trees their names run the default
+_XV = {"p": "pingpong-rel-p-q2-os", "g": "serial-s3-rel-wg3", "k": "serial-rel-wg3-k192"}
+for _n, _s, _c, _k in (("e512", 512, False, "p"), ("e1k", 1024, False, "p"),
+                       ("ec2k", 2048, True, "p"), ("e2k", 2048, False, "g"),
+                       ("e4k", 4096, False, "g"), ("e8k", 8192, False, "k"),
+                       ("ec8k", 8192, True, "k")):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa"] + ["pa:%s@POLYATTN_CUDA_HOPPER_VARIANT=%s-%s" %
+                                              (x, _XV[_k], x) for x in ("x4", "x8")] + ["cudnn"])
+
+# R2: does the halved L2 -> SM traffic of the cluster multicast ("-mc": two blocks share
+# each K/V load) buy clock at the power cap? Against the same kernels without it.
+CASES["m128"] = ("bf16", 128, 8192, False, ["pa", "pa:s3@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-s3-rel",
+                                            "pa:s3mc@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-s3-rel-mc",
+                                            "cudnn"])
+CASES["m64"] = ("bf16", 64, 8192, False, ["pa", _WG3, "pa:wg3mc@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-mc",
+                                          "cudnn"])
+
+# R3: a query tile's first S and last P.V without a pingpong turn ("-fb", PA_HV_FREEB),
+# on the persistent kernel where the defaults run it and on the hd128 grid kernels; removed
+# after R3 (bench/gpu/fb_s26_r3.patch): in later trees their names run the default
+_FBP = "pa:fb@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-q2-os-fb"
+for _n, _d, _s, _c in (("f512", 128, 512, False), ("f2k", 128, 2048, False),
+                       ("fc4k", 128, 4096, True), ("f64s512", 64, 512, False),
+                       ("f64s1k", 64, 1024, False), ("f64c2k", 64, 2048, True)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", _FBP, "cudnn"])
+CASES["f8k"] = ("bf16", 128, 8192, False,
+                ["pa", "pa:k176fb@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176-os-fb", "cudnn"])
+CASES["fc16k"] = ("bf16", 128, 16384, True,
+                  ["pa", "pa:k176fb@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176-os-fb", "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
