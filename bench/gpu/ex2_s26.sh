@@ -8,5 +8,9 @@ T=${OUT:-$PWD/ex2_s26-logs}/ex2.txt
 mkdir -p "$(dirname "$T")"
 ex2_peak >"$T" 2>&1
 rc=$?
+# how many SFU instructions each packed PTX exponential became
+cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
+"$cuobj" -sass "$(command -v ex2_peak)" | awk '/Function : /{f = $3} /MUFU/{n[f " " $2]++}
+  END {for (k in n) print "sass:", k, n[k]}' | sort >>"$T"
 cat "$T"
 exit $rc

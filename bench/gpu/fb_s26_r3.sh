@@ -4,9 +4,9 @@
 # persistent kernel, "pingpong-rel-k176-os-fb" / "pingpong-rel-os-fb" on the hd128 grid
 # kernels): n - 1 turns per tile of n key tiles instead of n + 1, so that one consumer's
 # tile boundary no longer holds the other's next turn. clock_probe's f* cases in two
-# rounds (sustained, beside cuDNN), the forward suite with each -fb variant forced (the
-# persistent one also on 3 blocks: many tiles per block), test_cuda, compute-sanitizer on
-# the persistent -fb kernel on 3 blocks.
+# rounds (sustained, beside cuDNN), the forward suite with the persistent -fb variant (also
+# on 3 blocks: many tiles per block) and the 128-key grid one forced, compute-sanitizer on
+# the persistent -fb kernel on 3 blocks. (The 176-key -fb is timed only.)
 # Needs a build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON and bench/gpu/fb_s26_r3.patch (on
 # 1a75a0e; the -fb variants were removed after R3: slower everywhere, bench/RESULTS.md
 # twenty-sixth session); without the patch their names run the default. As run, the

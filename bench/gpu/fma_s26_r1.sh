@@ -13,7 +13,8 @@
 # bench/gpu/fma_s26_r1.patch (on 1a75a0e) and build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON;
 # without, their names run the default. (As run, the SASS step ran cuobjdump on the whole
 # module twice per kernel, ~7 of the 10 minutes the run tool allows, which cut the run during
-# the first forced sweep; R2 ran the sweeps. The step now dumps the module once.)
+# the first forced sweep; R2 ran the sweeps. The step now dumps the module once, and lists
+# 131100, the 128-key -x8 kernel, which the run skipped.)
 # Run: source .devkit/env; OUT=dir bash bench/gpu/fma_s26_r1.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -21,7 +22,7 @@ pa_hopper_round fma_s26_r1 "Li64ELi(28682|94218|159754|28|65564|131100|32792|983
   e512,e1k,ec2k,e2k,e4k,e8k,ec8k
 cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
 "$cuobj" -sass .devkit/lib/libpolyattn-cuda.so >/tmp/fma_s26_all.sass 2>&1
-for v in 28682 94218 159754 28 65564 32792 98328 163864; do
+for v in 28682 94218 159754 28 65564 131100 32792 98328 163864; do
   # one kernel's listing: from its "Function :" line to the next one
   awk -v k="pa_hopper_fwd_kernelI13__nv_bfloat16Li64ELi${v}E" \
     '/Function : /{on = index($0, k) > 0} on' /tmp/fma_s26_all.sass >"$LOG/sass-$v.txt"

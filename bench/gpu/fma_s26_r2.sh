@@ -4,7 +4,7 @@
 # persistent -x8 kernel over many tiles per block, and clock_probe's m128 / m64 cases:
 # the cluster multicast of K/V ("-mc", tuning variants of the fifth session) against the
 # same kernels without it, sustained at the power cap (does halving the L2 -> SM bytes buy
-# clock?). Needs a build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON and, for the -x variants,
+# clock?; the m64 case turned out void: an odd query-tile count drops the multicast). Needs a build with -DPOLYATTN_CUDA_TUNING_VARIANTS=ON and, for the -x variants,
 # bench/gpu/fma_s26_r1.patch (removed after this session; without it their names run the
 # default). The -mc variants are in the tree.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/fma_s26_r2.sh
