@@ -882,18 +882,29 @@ int pa_fp8_variant(const pa_problem *p) {
   return PA_FP8_DEFAULT_D128 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
 }
 
+/* Launches variant v if it is compiled (a tuning-only one needs PA_CUDA_TUNING_VARIANTS);
+ * *done says whether it was. bench/gpu/fp8_timeline.cu launches through it too. */
 template <int D>
-cudaError_t pa_fp8_run(const pa_problem *p, cudaStream_t stream) {
-  switch (pa_fp8_variant(p)) {
-#define PA_FP8_CASE(name, v, full)                                      \
-  case (v):                                                             \
-    if constexpr ((full) || PA_CUDA_TUNING_VARIANTS) return pa_fp8_launch<D, (v)>(p, stream); \
+cudaError_t pa_fp8_run(int v, const pa_problem *p, cudaStream_t stream, bool *done) {
+  *done = true;
+  switch (v) {
+#define PA_FP8_CASE(name, x, full)                                      \
+  case (x):                                                             \
+    if constexpr ((full) || PA_CUDA_TUNING_VARIANTS) return pa_fp8_launch<D, (x)>(p, stream); \
     break;
     PA_FP8_VARIANT_LIST(PA_FP8_CASE)
 #undef PA_FP8_CASE
   }
+  *done = false;
+  return cudaSuccess;
+}
+
+template <int D>
+cudaError_t pa_fp8_run(const pa_problem *p, cudaStream_t stream) {
+  bool done;
+  const cudaError_t e = pa_fp8_run<D>(pa_fp8_variant(p), p, stream, &done);
   /* not reached: pa_fp8_variant returns a compiled variant */
-  return pa_fp8_launch<D, D == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128>(p, stream);
+  return done ? e : pa_fp8_launch<D, D == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128>(p, stream);
 }
 
 } /* namespace */

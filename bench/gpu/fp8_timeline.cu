@@ -59,21 +59,15 @@ static int tl_run(int variant) {
   p.dtype = POLYATTN_DTYPE_FP8_E4M3;
   p.out_dtype = POLYATTN_DTYPE_BF16;
   const int v = variant >= 0 ? variant : pa_fp8_variant(&p);
-  cudaError_t (*launch)(const pa_problem *, cudaStream_t) = nullptr;
-  switch (v) {
-#define TL_CASE(name, x, full)                                             \
-  case (x):                                                                \
-    if constexpr ((full) || PA_CUDA_TUNING_VARIANTS) launch = pa_fp8_launch<D, (x)>; \
-    break;
-    PA_FP8_VARIANT_LIST(TL_CASE)
-#undef TL_CASE
-  default: break;
-  }
-  if (!launch) {
+  /* the library's dispatch (pa_fp8_run: which variants are compiled) */
+  bool done = false;
+  auto launch = [&] { return pa_fp8_run<D>(v, &p, 0, &done); };
+  CK(launch());
+  if (!done) {
     fprintf(stderr, "variant %d is not compiled\n", v);
     return 1;
   }
-  const float med = tl_median_ms([&] { return launch(&p, 0); });
+  const float med = tl_median_ms(launch);
   const double flops = 4.0 * B * H * (double)S * S * D;
   printf("fp8_timeline D=%d variant %d: kernel %s stamps%s %.4f ms (median of 20), %.1f TFLOP/s\n",
          D, v, PA_FP8_TIMELINE ? "with" : "without",
