@@ -246,6 +246,42 @@ CASES["fc16k"] = ("bf16", 128, 16384, True,
                   ["pa", "pa:k176fb@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176-os-fb", "cudnn"])
 
 
+# twenty-seventh session, R1 (issue 3): the Ampere kernel's rows on one block of 8 warps
+# ("w8", "w8j": 256 query rows share each K/V tile) against its default rows and
+# FlashAttention-2, sustained (removed after R1, bench/gpu/ampere_s27_w8.patch: in later
+# trees their names run the default); and (issue 9) the hd64 multicast at an even query-tile
+# count (S6144: 32 tiles of 192 rows per head), which R2 of the twenty-sixth could not test
+_AMP = "pa:ampere@POLYATTN_CUDA_KERNEL=ampere"
+for _n, _d, _s, _c in (("w128", 128, 8192, False), ("w64", 64, 8192, False),
+                       ("wc128", 128, 8192, True), ("w128s2k", 128, 2048, False)):
+    CASES[_n] = ("bf16", _d, _s, _c, [_AMP] +
+                 ["pa:%s@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=%s" % (x, x)
+                  for x in ("w8", "w8j")] + ["flash"])
+# (R1's m64e at S6144 was skipped: 16384 tokens are not whole batches of 6144; R2 runs
+# S4096 and S16384, 22 and 86 tiles of 192 rows per head)
+for _n, _s in (("m64e", 4096), ("m64f", 16384)):
+    CASES[_n] = ("bf16", 64, _s, False,
+                 ["pa", _WG3, "pa:wg3mc@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-mc", "cudnn"])
+
+# R2 (issue 3): hd64 on 64-key tiles at three blocks per SM ("m2k64b3", "m2k64b3j": three
+# warps per scheduler, 168 registers) against the default row (m2k128t) and
+# FlashAttention-2; removed after R2 (bench/gpu/ampere_s27_b3.patch): in later trees
+# their names run the default
+for _n, _s, _c in (("b64", 8192, False), ("bc64", 8192, True), ("b64s2k", 2048, False)):
+    CASES[_n] = ("bf16", 64, _s, _c, [_AMP] +
+                 ["pa:%s@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=m2k64%s" % (x, x)
+                  for x in ("b3", "b3j")] + ["flash"])
+
+
+# R3 (issue 3): one barrier per key tile (K and V waited together) on the default rows'
+# shapes: "m2k128tj" (hd64; its default since, decision 118: in later trees the first
+# contender runs it too) and "m2k64j" (hd128; a tuning variant, 40 bytes of spills)
+for _n, _d, _c, _v in (("j64", 64, False, "m2k128tj"), ("jc64", 64, True, "m2k128tj"),
+                       ("j128", 128, False, "m2k64j"), ("jc128", 128, True, "m2k64j")):
+    CASES[_n] = ("bf16", _d, 8192, _c,
+                 [_AMP, "pa:j@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _v, "flash"])
+
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
