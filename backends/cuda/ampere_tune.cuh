@@ -16,9 +16,10 @@
  *             accumulator, so Q is re-read from shared memory (ldmatrix) per tile.
  *   min_blocks __launch_bounds__ occupancy hint: blocks per SM the registers must allow.
  * The rows compile at most with small spills (ptxas -v, nvcc 13.0): hd64's 128-key
- * rows (m2k128, m2k128t) 16-20 bytes per thread (sm_90: 16, 20 in their 2:4 form;
- * sm_80: 20), m2k64 4 at sm_90; hd 64 at block_k 64 with min_blocks 2 (16 warps/SM)
- * ~20 bytes: a candidate once the loop-invariant register use shrinks.
+ * rows (m2k128, m2k128t, m2k128tj) 16 bytes per thread at sm_90 (their 2:4 forms 20,
+ * m2k128tj's 36; sm_80: 20), m2k64 4 at sm_90 (0 in the twenty-seventh session's build);
+ * hd 64 at block_k 64 with min_blocks 2 (16 warps/SM) ~20 bytes: a candidate once the
+ * loop-invariant register use shrinks.
  * The lead's H200 sweep (bench/RESULTS.md) replaces this comment's rationale by
  * measurements; change a row, not the kernel. */
 #ifndef PA_CUDA_AMPERE_TUNE_CUH
@@ -41,18 +42,22 @@ enum pa_ampere_variant {
   PA_VARIANT_M2K64J = 4, /* "m2k64j": m2k64 with m2j's one barrier per tile */
   PA_VARIANT_M2K128 = 5, /* "m2k128": as m2 at hd64 with 128-key tiles (FlashAttention-2's shape) */
   PA_VARIANT_M2K128T = 6, /* "m2k128t": m2k128 with the row maxima as balanced trees */
-  PA_VARIANT_AUTO = 7,    /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 8
+  PA_VARIANT_M2K128TJ = 7, /* "m2k128tj": m2k128t with one barrier per key tile */
+  PA_VARIANT_AUTO = 8,    /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 9
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
- * (bench/RESULTS.md): hd64 m2k128t except under a sliding window (a left window: m2j;
- * twenty-third session, bf16 and fp16 S 512-16384, one process: m2k128t 1-2% ahead of
- * m2k128 without a mask, and ahead of m2j with a causal one by 2% at S1024, 4% at
- * S2048 and 5-7% from S4096, 2% behind at S512; the second session's choice of m2j
- * for masked problems, 180 against 150 TFLOP/s, predates the whole-tile copies;
- * windows were not measured again); hd128 m2k64 (S=8192: base 221, m2 251, m2k64 290;
- * its tree form m2k64t measured level); the other buckets run base.
+ * (bench/RESULTS.md): hd64 m2k128tj except under a sliding window (a left window: m2j;
+ * twenty-seventh session, bf16 S 2048-16384, one process and sustained: m2k128tj 3-6%
+ * ahead of m2k128t, causal or not, 3.8-5.1% more work per cycle; twenty-third session,
+ * bf16 and fp16 S 512-16384: m2k128t 1-2% ahead of m2k128 without a mask, and ahead of
+ * m2j with a causal one by 2% at S1024, 4% at S2048 and 5-7% from S4096, 2% behind at
+ * S512; the second session's choice of m2j for masked problems, 180 against 150
+ * TFLOP/s, predates the whole-tile copies; windows were not measured again); hd128
+ * m2k64 (S=8192: base 221, m2 251, m2k64 290; its tree form m2k64t measured level, its
+ * one-barrier form m2k64j 1-2.5% behind, with 40 bytes of spills); the other buckets
+ * run base.
  * pa_auto_variant() in fwd_ampere.cu holds the mapping. */
 enum { PA_VARIANT_DEFAULT = PA_VARIANT_AUTO };
 
@@ -76,7 +81,7 @@ struct pa_ampere_tune;
  * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
  * per warp each mma needs 256 bytes of ldmatrix traffic, which on sm_80/sm_90
  * (128 B/clk/SM of shared memory) is slower than the tensor cores themselves.
- * tree: the row maxima as balanced trees (frag_softmax.cuh TREE; 1 in m2k128t).
+ * tree: the row maxima as balanced trees (frag_softmax.cuh TREE; 1 in m2k128t, m2k128tj).
  *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree */
 PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0);
 PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0);
@@ -98,6 +103,7 @@ PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,        
 PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0);
 PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0);
 PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1);
+PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */

@@ -76,7 +76,7 @@ int pa_bucket(const pa_problem *p) {
  * comparisons timed the first variant only). Unknown names run the default variant
  * (the library never prints). */
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
-    "base", "m2", "m2j", "m2k64", "m2k64j", "m2k128", "m2k128t", "auto"};
+    "base", "m2", "m2j", "m2k64", "m2k64j", "m2k128", "m2k128t", "m2k128tj", "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -86,11 +86,11 @@ int pa_variant() {
   return (int)PA_VARIANT_DEFAULT;
 }
 
-/* The (head dim, variant) instantiations compiled: hd64 has the m2j and m2k128t rows,
+/* The (head dim, variant) instantiations compiled: hd64 has the m2j and m2k128tj rows,
  * hd128 m2k64 (what "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
- * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2 and m2k128, hd128 base, m2 and m2k64j
- * (m2j runs m2's row); a variant without a compiled row runs the head dim's "auto"
- * row. Every other head dim runs its base row, whatever the variant. The callback
+ * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2k128 and m2k128t, hd128 base, m2
+ * and m2k64j (m2j runs m2's row); a variant without a compiled row runs the head dim's
+ * "auto" row. Every other head dim runs its base row, whatever the variant. The callback
  * gets the pair as a type: f(pa_inst<D, V>()) is instantiated for each compiled pair. */
 template <int D, int V>
 struct pa_inst {
@@ -98,11 +98,12 @@ struct pa_inst {
 };
 
 /* "auto": the variant measured fastest per bucket (ampere_tune.cuh); at hd64 the
- * 128-key tiles with tree maxima, causal problems included (bench/RESULTS.md,
- * twenty-third session), and m2j under a sliding window (a left window; the second
- * session's choice for masked problems, not measured again for windows). */
+ * 128-key tiles with tree maxima and one barrier per tile, causal problems included
+ * (bench/RESULTS.md, twenty-third and twenty-seventh sessions), and m2j under a sliding
+ * window (a left window; the second session's choice for masked problems, not measured
+ * again for windows). */
 int pa_auto_variant(int bucket, int windowed) {
-  if (bucket == 64) return windowed ? PA_VARIANT_M2J : PA_VARIANT_M2K128T;
+  if (bucket == 64) return windowed ? PA_VARIANT_M2J : PA_VARIANT_M2K128TJ;
   return bucket == 128 ? PA_VARIANT_M2K64 : PA_VARIANT_BASE;
 }
 
@@ -118,10 +119,11 @@ auto pa_with_inst(int bucket, int variant, int windowed, F &&f) -> decltype(f(pa
     if (variant == PA_VARIANT_M2) return f(pa_inst<64, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<64, PA_VARIANT_BASE>());
     if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
+    if (variant == PA_VARIANT_M2K128T) return f(pa_inst<64, PA_VARIANT_M2K128T>());
 #endif
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
-    if (variant == PA_VARIANT_M2K128T) return f(pa_inst<64, PA_VARIANT_M2K128T>());
-    return windowed ? f(pa_inst<64, PA_VARIANT_M2J>()) : f(pa_inst<64, PA_VARIANT_M2K128T>());
+    if (variant == PA_VARIANT_M2K128TJ) return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
+    return windowed ? f(pa_inst<64, PA_VARIANT_M2J>()) : f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
 #if PA_CUDA_TUNING_VARIANTS
