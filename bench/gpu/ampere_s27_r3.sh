@@ -9,30 +9,20 @@
 # at the other head dim runs the default there), sustained (clock_probe.py j64, jc64,
 # j128, jc128). Needs -DPOLYATTN_CUDA_TUNING_VARIANTS=ON. On the committed code "auto"
 # at hd64 is m2k128tj itself: name m2k128t for the previous default.
+# (Its suite and sanitizer steps moved into lib.sh's pa_ampere_rows after the run: the
+# same commands.)
 # Run: source .devkit/env; OUT=dir bash bench/gpu/ampere_s27_r3.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup ampere_s27_r3 python3 nvidia-smi polyattn test_forward
 pa_gpu_state
 STEP_TAIL=0
-export POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere
 V=POLYATTN_CUDA_AMPERE_VARIANT
-for v in m2k128tj m2k64j; do
-  step_bg sweep-$v 240 env $V=$v test_forward --jobs 4 --filter 'forward/sweep'
-done
-SAN=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-CASES=d64_s64_h4,dv32_d64,varlen_causal_gqa,s1500_d64,s1500_causal_d64,causal_sq113_sk64_emptyrows,gqa_8_2,nm24
-for tool in memcheck racecheck; do
-  step_bg $tool-tj 240 env $V=m2k128tj POLYATTN_TEST_CASES=$CASES \
-    "$SAN" --tool $tool --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 4
-done
-step_wait
-unset POLYATTN_TEST_BACKENDS POLYATTN_CUDA_KERNEL
+pa_ampere_rows m2k128tj tj d64_s64_h4,dv32_d64,varlen_causal_gqa,s1500_d64,s1500_causal_d64,causal_sq113_sk64_emptyrows,gqa_8_2,nm24 \
+  m2k128tj m2k64j
 step torch 300 python3 bench/compare_torch.py --env-kernel ampere --no-efficient --dtypes bf16 \
   --dims 64,128 --seqlens 2048,4096,8192,16384 \
   --variants "$V=auto,m2k128tj,m2k64j,auto#2,m2k128tj#2,m2k64j#2" --json "$LOG/torch.jsonl"
 step probe 200 python3 bench/gpu/clock_probe.py --rounds 2 --cases j64,jc64,j128,jc128
-grep -hE "Synthesis" "$LOG"/sweep-*.log | tee -a "$SUMMARY"
-grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG"/memcheck-tj.log "$LOG"/racecheck-tj.log | sort | uniq -c | tee -a "$SUMMARY"
 pa_gpu_pack_keep torch.log torch.jsonl probe.log
 pa_gpu_finish

@@ -294,3 +294,27 @@ pa_fwd_checks_tail() {
   grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-cuda.log | tee -a "$SUMMARY"
   grep -hE "$1" "$LOG"/sweep-default.log | head -12 | tee -a "$SUMMARY"
 }
+
+# pa_ampere_rows SAN_ROW SAN_TAG CASES ROW...: the forward suite forced onto the Ampere
+# kernel with each POLYATTN_CUDA_AMPERE_VARIANT=ROW (steps sweep-ROW) and memcheck and
+# racecheck on SAN_ROW over the test cases CASES (steps memcheck-SAN_TAG,
+# racecheck-SAN_TAG), all in parallel; their synthesis and summary lines to $SUMMARY
+# (the twenty-seventh session's rounds).
+pa_ampere_rows() {
+  local san_row=$1 tag=$2 cases=$3 v tool cs
+  shift 3
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  for v in "$@"; do
+    step_bg "sweep-$v" 240 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+      POLYATTN_CUDA_AMPERE_VARIANT="$v" test_forward --jobs 4 --filter 'forward/sweep'
+  done
+  for tool in memcheck racecheck; do
+    step_bg "$tool-$tag" 240 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
+      POLYATTN_CUDA_AMPERE_VARIANT="$san_row" POLYATTN_TEST_CASES="$cases" \
+      "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 4
+  done
+  step_wait
+  for v in "$@"; do grep -hE "Synthesis" "$LOG/sweep-$v.log"; done | tee -a "$SUMMARY"
+  grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG/memcheck-$tag.log" "$LOG/racecheck-$tag.log" |
+    sort | uniq -c | tee -a "$SUMMARY"
+}
