@@ -26,12 +26,12 @@ set_property(CACHE POLYATTN_CUDA PROPERTY STRINGS AUTO ON OFF)
 set(POLYATTN_CUDA_ARCHS "75;80;90" CACHE STRING "CUDA architectures of the CUDA module")
 option(POLYATTN_CUDA_PTXAS_VERBOSE "Print ptxas register and shared-memory use (-Xptxas -v)" OFF)
 # The forward kernels' tuning-only variants, for comparing them on a GPU: the Ampere
-# rows that the default choice ("auto") never runs (hd64 base, m2, m2k128 and m2k128t,
-# hd128 base, m2 and m2k64j: backends/cuda/ampere_tune.cuh; bench/gpu/ampere_variants.sh)
-# and the Hopper kernel's bf16-only variants (those PA_HOPPER_VARIANT_LIST in
-# fwd_hopper.cu does not mark "full"; decision 112), and the FP8 forward's, the Hopper
-# backward's and the decode kernel's tuning variants (decision 114). Off: not compiled
-# (build time), and asking for one runs the default.
+# rows that the default choice ("auto") never runs (hd64 base, m2, m2j, m2k128 and
+# m2k128t, hd128 base, m2 and m2k64j: backends/cuda/ampere_tune.cuh;
+# bench/gpu/ampere_variants.sh) and the Hopper kernel's bf16-only variants (those
+# PA_HOPPER_VARIANT_LIST in fwd_hopper.cu does not mark "full"; decision 112), and the
+# FP8 forward's, the Hopper backward's and the decode kernel's tuning variants (decision
+# 114). Off: not compiled (build time), and asking for one runs the default.
 option(POLYATTN_CUDA_TUNING_VARIANTS "Compile the CUDA kernels' tuning-only variants" OFF)
 
 # The HIP backend module (backends/hip): AUTO builds it when hipcc and the HIP

@@ -48,15 +48,15 @@ enum pa_ampere_variant {
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
- * (bench/RESULTS.md): hd64 m2k128tj except under a sliding window (a left window: m2j;
- * twenty-seventh session, bf16 S 2048-16384, one process and sustained: m2k128tj 3-6%
- * ahead of m2k128t, causal or not, 3.8-5.1% more work per cycle; twenty-third session,
- * bf16 and fp16 S 512-16384: m2k128t 1-2% ahead of m2k128 without a mask, and ahead of
- * m2j with a causal one by 2% at S1024, 4% at S2048 and 5-7% from S4096, 2% behind at
- * S512; the second session's choice of m2j for masked problems, 180 against 150
- * TFLOP/s, predates the whole-tile copies; windows were not measured again); hd128
- * m2k64 (S=8192: base 221, m2 251, m2k64 290; its tree form m2k64t measured level, its
- * one-barrier form m2k64j 1-2.5% behind, with 40 bytes of spills); the other buckets
+ * (bench/RESULTS.md): hd64 m2k128tj for every mask (twenty-seventh session, bf16 S
+ * 2048-16384, one process and sustained: 3-7% ahead of m2k128t, causal or not, 3.8-5.2%
+ * more work per cycle; under causal left windows of 256-4096 keys at S8192 5-11% ahead of
+ * m2j, which windows ran until then; twenty-third session, bf16 and fp16 S 512-16384:
+ * m2k128t 1-2% ahead of m2k128 without a mask, and ahead of m2j with a causal one by 2% at
+ * S1024, 4% at S2048 and 5-7% from S4096, 2% behind at S512; the second session's choice
+ * of m2j for masked problems, 180 against 150 TFLOP/s, predates the whole-tile copies);
+ * hd128 m2k64 (S=8192: base 221, m2 251, m2k64 290; its tree form m2k64t measured level,
+ * its one-barrier form m2k64j 1-2.5% behind, with 40 bytes of spills); the other buckets
  * run base.
  * pa_auto_variant() in fwd_ampere.cu holds the mapping. */
 enum { PA_VARIANT_DEFAULT = PA_VARIANT_AUTO };

@@ -86,10 +86,10 @@ int pa_variant() {
   return (int)PA_VARIANT_DEFAULT;
 }
 
-/* The (head dim, variant) instantiations compiled: hd64 has the m2j and m2k128tj rows,
- * hd128 m2k64 (what "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
- * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2k128 and m2k128t, hd128 base, m2
- * and m2k64j (m2j runs m2's row); a variant without a compiled row runs the head dim's
+/* The (head dim, variant) instantiations compiled: hd64 m2k128tj and hd128 m2k64 (what
+ * "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
+ * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128 and m2k128t, hd128 base,
+ * m2 and m2k64j (m2j runs m2's row); a variant without a compiled row runs the head dim's
  * "auto" row. Every other head dim runs its base row, whatever the variant. The callback
  * gets the pair as a type: f(pa_inst<D, V>()) is instantiated for each compiled pair. */
 template <int D, int V>
@@ -98,20 +98,17 @@ struct pa_inst {
 };
 
 /* "auto": the variant measured fastest per bucket (ampere_tune.cuh); at hd64 the
- * 128-key tiles with tree maxima and one barrier per tile, causal problems included
- * (bench/RESULTS.md, twenty-third and twenty-seventh sessions), and m2j under a sliding
- * window (a left window; the second session's choice for masked problems, not measured
- * again for windows). */
-int pa_auto_variant(int bucket, int windowed) {
-  if (bucket == 64) return windowed ? PA_VARIANT_M2J : PA_VARIANT_M2K128TJ;
+ * 128-key tiles with tree maxima and one barrier per tile for every mask: plain, causal
+ * and sliding windows (bench/RESULTS.md, twenty-third and twenty-seventh sessions; until
+ * the latter a left window ran m2j, 5-11% slower). */
+int pa_auto_variant(int bucket) {
+  if (bucket == 64) return PA_VARIANT_M2K128TJ;
   return bucket == 128 ? PA_VARIANT_M2K64 : PA_VARIANT_BASE;
 }
 
-int pa_windowed(const pa_problem *p) { return p->window_left >= 0; }
-
 template <typename F>
-auto pa_with_inst(int bucket, int variant, int windowed, F &&f) -> decltype(f(pa_inst<32, 0>())) {
-  if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(bucket, windowed);
+auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>())) {
+  if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(bucket);
   switch (bucket) {
   case 32: return f(pa_inst<32, PA_VARIANT_BASE>());
   case 64:
@@ -120,10 +117,9 @@ auto pa_with_inst(int bucket, int variant, int windowed, F &&f) -> decltype(f(pa
     if (variant == PA_VARIANT_BASE) return f(pa_inst<64, PA_VARIANT_BASE>());
     if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
     if (variant == PA_VARIANT_M2K128T) return f(pa_inst<64, PA_VARIANT_M2K128T>());
-#endif
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
-    if (variant == PA_VARIANT_M2K128TJ) return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
-    return windowed ? f(pa_inst<64, PA_VARIANT_M2J>()) : f(pa_inst<64, PA_VARIANT_M2K128TJ>());
+#endif
+    return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
 #if PA_CUDA_TUNING_VARIANTS
@@ -139,8 +135,8 @@ auto pa_with_inst(int bucket, int variant, int windowed, F &&f) -> decltype(f(pa
   return f(pa_inst<0, -1>());
 }
 
-int pa_smem_bytes(int bucket, int variant, int windowed) {
-  return pa_with_inst(bucket, variant, windowed, [](auto inst) -> int {
+int pa_smem_bytes(int bucket, int variant) {
+  return pa_with_inst(bucket, variant, [](auto inst) -> int {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return 0;
     else return pa_ampere_cfg<I::d, I::v>::smem_bytes;
@@ -199,7 +195,7 @@ cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream)
 
 template <typename T>
 cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t stream) {
-  return pa_with_inst(pa_bucket(p), pa_variant(), pa_windowed(p), [&](auto inst) -> cudaError_t {
+  return pa_with_inst(pa_bucket(p), pa_variant(), [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
     else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4)
@@ -239,7 +235,7 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant(), pa_windowed(p));
+  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant());
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Ampere kernel needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", smem, pa_bucket(p), dev->smem_optin);
@@ -254,7 +250,7 @@ size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev) 
    * read again at each call, and a row with narrower key tiles needs a longer list. */
   size_t most = 0;
   for (int v = 0; v < PA_VARIANT_COUNT; ++v) {
-    const size_t bytes = pa_with_inst(pa_bucket(p), v, pa_windowed(p), [&](auto inst) -> size_t {
+    const size_t bytes = pa_with_inst(pa_bucket(p), v, [&](auto inst) -> size_t {
       typedef decltype(inst) I;
       if constexpr (I::d == 0) return 0;
       else return pa_block_list_bytes(p, pa_ampere_cfg<I::d, I::v>::block_q,
