@@ -15,8 +15,9 @@
  * double, as a relative error and in units of the type's spacing at the exact result (0.5 =
  * correctly rounded), over the inputs whose exact result is at least twice the type's
  * smallest normal number (bf16: x in [-125, 0]; f16: [-13, 0]).
- * Written in the twenty-sixth session after its device time was spent: compiled here
- * (nvcc 13.0, sm_90a), not yet run. */
+ * Written in the twenty-sixth session; run in the twenty-seventh (bench/RESULTS.md, that
+ * session's section; decision 118): every form ~16 exponentials per SM cycle, the packed
+ * ones two MUFU each. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
