@@ -247,6 +247,10 @@ struct pa_hopper_args {
    * first (pa_hopper_tail_order), so that the blocks finish closer together */
   int tail;
   int o_tma; /* OST: `to` describes O (else O leaves from registers) */
+  /* The grid kernel without pingpong turns: a consumer warpgroup whose 64 rows all lie
+   * past its sequence's end does no work (the ring's release counts leave it out;
+   * POLYATTN_CUDA_HOPPER_IDLE=0, a tuning aid, keeps it computing zero rows) */
+  int skip_idle;
 };
 
 /* PERSIST: the k-th query tile of block `blk` in a grid of `nblk` blocks, as (batch
@@ -467,6 +471,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     return true;
   };
   if (!PERSIST && !take(blockIdx.z, blockIdx.y, (gridDim.x - 1 - blockIdx.x) * BQ)) return;
+  /* SKIP_IDLE: consumer warpgroups at or past `active` have no row in the sequence
+   * (a.skip_idle; the grid kernel's one tile, no turns to keep, no cluster peer) */
+  enum { SKIP_IDLE = !PERSIST && !PINGPONG && !MCAST };
+  const int active = SKIP_IDLE && a.skip_idle ? min((int)NWG, (c.i_end - c.i0 + 63) / 64) : NWG;
   const int tid = threadIdx.x;
 #ifdef PA_HOPPER_TIMELINE
   const int htl_wg = tid / 128;
@@ -499,8 +507,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_mbar_init(b_kfull(s), 1);
       pa_mbar_init(b_vfull(s), 1);
       /* RELEASE: one arrive per consumer warp, else every consumer thread, per tile */
-      pa_mbar_init(b_kempty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
-      pa_mbar_init(b_empty(s), RELEASE ? CTAS * CONSUMER_WARPS : 32 * CONSUMER_WARPS);
+      pa_mbar_init(b_kempty(s), RELEASE ? CTAS * 4 * active : 128 * active);
+      pa_mbar_init(b_empty(s), RELEASE ? CTAS * 4 * active : 128 * active);
     }
     pa_mbar_init(b_tfull, 1);
     pa_mbar_init(b_tempty, 32 * CONSUMER_WARPS);
@@ -626,6 +634,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   /* warp-uniform to the compiler (__shfl_sync), as the stage below: Q's descriptors
    * then stay on the uniform datapath in the persistent kernel too (SASS, R6) */
   const int cw = __shfl_sync(0xffffffffu, tid / 128, 0) - 1;
+  if (cw >= active) return; /* SKIP_IDLE: no row of this warpgroup's is in the sequence */
   const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
   const int row0 = 64 * cw + 16 * warp; /* the warp's first row within the block */
   /* the general score pass (softcap, ALiBi, scale <= 0) is the problem's, not the
@@ -1079,6 +1088,12 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   }
   const int64_t tiles_q = (p->seqlen_q + cfg::block_q - 1) / cfg::block_q;
   dim3 grid((unsigned)tiles_q, (unsigned)p->heads_q, (unsigned)p->batch);
+  /* the grid kernel without turns: consumers without a row in the sequence stay idle
+   * (decision 119; POLYATTN_CUDA_HOPPER_IDLE=0, a tuning aid, has them compute) */
+  if (!(V & (PA_HV_PERSIST | PA_HV_MCAST)) && (V & PA_HV_SCHED) != PA_HOPPER_PINGPONG) {
+    const char *idle = getenv("POLYATTN_CUDA_HOPPER_IDLE");
+    args.skip_idle = !(idle && !strcmp(idle, "0"));
+  }
   if (V & PA_HV_PERSIST) {
     /* one block per SM (a block's shared memory is more than half an SM's); pairs
      * where the tiles' key counts differ, if there are enough to fill the grid */

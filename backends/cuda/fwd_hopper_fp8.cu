@@ -292,6 +292,10 @@ enum {
 struct pa_fp8_args {
   CUtensorMap tq, tk, tv;
   pa_problem p;
+  /* without pingpong turns: a consumer warpgroup whose 64 rows all lie past the
+   * sequence's end does no work (the ring's release counts leave it out; as the bf16
+   * kernel's, decision 119; POLYATTN_CUDA_HOPPER_IDLE=0 keeps it computing) */
+  int skip_idle;
 };
 
 /* Two fp32 to two e4m3 (round to nearest even, saturating to +-448), lo in byte 0. */
@@ -429,6 +433,10 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   if (!pa_block_ctx_init(c, p, blockIdx.z, blockIdx.y, i0, BQ)) return;
   const int n_lo = (int)(c.klo / BK);
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
+  /* the consumer warpgroups with a row in the sequence (a.skip_idle; the turns of the
+   * pingpong schedule need both) */
+  const int active = !PINGPONG && a.skip_idle ? min((int)cfg::consumers, (c.i_end - c.i0 + 63) / 64)
+                                              : (int)cfg::consumers;
   const int tid = threadIdx.x;
   const int bcoord = p.varlen ? 0 : c.b;
 #if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE
@@ -444,8 +452,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       pa_mbar_init(bar(PA_FP8_MBAR_K_FULL + s), 1);
       pa_mbar_init(bar(PA_FP8_MBAR_V_FULL + s), 1);
       pa_mbar_init(bar(PA_FP8_MBAR_VT_FULL + s), 4);
-      pa_mbar_init(bar(PA_FP8_MBAR_K_EMPTY + s), 4 * cfg::consumers);
-      pa_mbar_init(bar(PA_FP8_MBAR_VT_EMPTY + s), 4 * cfg::consumers);
+      pa_mbar_init(bar(PA_FP8_MBAR_K_EMPTY + s), 4 * active);
+      pa_mbar_init(bar(PA_FP8_MBAR_VT_EMPTY + s), 4 * active);
     }
     pa_mbar_init_fence();
   }
@@ -504,6 +512,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   /* A consumer warpgroup: 64 query rows. */
   pa_setmaxnreg_inc<cfg::consumer_regs>();
   const int cw = tid / 128 - 1;
+  if (cw >= active) return; /* no row of this warpgroup's is in the sequence */
   const int warp = (tid % 128) / 32, lane = tid % 32, t = lane & 3;
   const int row0 = 64 * cw + 16 * warp;
   const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
@@ -793,6 +802,8 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
     pa_fp8_args args;
     memset(&args, 0, sizeof args);
     args.p = *p;
+    const char *idle = getenv("POLYATTN_CUDA_HOPPER_IDLE");
+    args.skip_idle = !(idle && !strcmp(idle, "0"));
     if (!pa_fp8_maps(&args, p, cfg::block_q, cfg::block_k)) return cudaErrorInvalidValue;
     const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
     int device = 0;

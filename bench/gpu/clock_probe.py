@@ -282,6 +282,30 @@ for _n, _d, _c, _v in (("j64", 64, False, "m2k128tj"), ("jc64", 64, True, "m2k12
                  [_AMP, "pa:j@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _v, "flash"])
 
 
+# twenty-eighth session (issue 9): the hd64 three-consumer grid kernel's partial query
+# tiles (S2048: 128 of 192 rows in each head's last tile, S4096: 64, S8192: 128): their
+# idle consumer warpgroups compute nothing ("idle": POLYATTN_CUDA_HOPPER_PARTIAL_LAST=0)
+# and the partial tiles are the grid's last blocks (the default since); "base" as before
+_IDLE0 = "pa:base@POLYATTN_CUDA_HOPPER_IDLE=0"
+_IDLE1 = "pa:idle@POLYATTN_CUDA_HOPPER_PARTIAL_LAST=0"
+for _n, _s in (("i2k", 2048), ("i4k", 4096), ("i8k", 8192)):
+    CASES[_n] = ("bf16", 64, _s, False, [_IDLE0, _IDLE1, "pa", "cudnn"])
+# R2: hd64 on a persistent three-consumer kernel (serial schedule, three stages, two Q
+# buffers: "wg3p", a tuning variant) against the defaults (the persistent two-consumer
+# pingpong kernel up to 1024 keys and causal 2048, the three-consumer grid kernel at
+# 2048-4096); and the FP8 kernel's idle consumers at hd64 (three consumers, 192-row tiles)
+_WG3P = "pa:wg3p@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-p-q2"
+for _n, _s, _c in (("p512", 512, False), ("p1k", 1024, False), ("p2k", 2048, False),
+                   ("p4k", 4096, False), ("pc2k", 2048, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _WG3P, "cudnn"])
+for _n, _s in (("q2k", 2048), ("q4k", 4096)):
+    CASES[_n] = ("bf16", 64, _s, False, ["fp8:idle0@POLYATTN_CUDA_HOPPER_IDLE=0", "fp8"])
+# the twenty-eighth session's final check: the committed kernels with and without the
+# idle consumers' skip (no partial-tiles-last order; the R2 variant above was removed after
+# R2, bench/gpu/wg3p_s28_r2.patch: in later trees its name runs the default)
+for _n, _s, _c in (("z2k", 2048, False), ("z4k", 4096, False), ("zc4k", 4096, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, [_IDLE0, "pa", "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
