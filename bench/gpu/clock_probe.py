@@ -305,6 +305,12 @@ for _n, _s in (("q2k", 2048), ("q4k", 4096)):
 # R2, bench/gpu/wg3p_s28_r2.patch: in later trees its name runs the default)
 for _n, _s, _c in (("z2k", 2048, False), ("z4k", 4096, False), ("zc4k", 4096, True)):
     CASES[_n] = ("bf16", 64, _s, _c, [_IDLE0, "pa", "cudnn"])
+# R3: the partial last tiles of the grid's last n heads at its end (POLYATTN_CUDA_HOPPER_LAG=n,
+# a tuning setting: R1's order for every head lost to L2 misses; n heads' K/V stay in L2);
+# not kept (bench/gpu/lag_s28_r3.patch): in later trees every contender runs the default
+for _n, _s in (("l2k", 2048), ("l4k", 4096)):
+    CASES[_n] = ("bf16", 64, _s, False,
+                 ["pa"] + ["pa:lag%d@POLYATTN_CUDA_HOPPER_LAG=%d" % (x, x) for x in (16, 32, 64)])
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
