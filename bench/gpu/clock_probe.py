@@ -298,7 +298,7 @@ _WG3P = "pa:wg3p@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-p-q2"
 for _n, _s, _c in (("p512", 512, False), ("p1k", 1024, False), ("p2k", 2048, False),
                    ("p4k", 4096, False), ("pc2k", 2048, True)):
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", _WG3P, "cudnn"])
-for _n, _s in (("q2k", 2048), ("q4k", 4096)):
+for _n, _s in (("fq2k", 2048), ("fq4k", 4096)):  # R2 ran them as q2k/q4k (overriding hd128 q2k above)
     CASES[_n] = ("bf16", 64, _s, False, ["fp8:idle0@POLYATTN_CUDA_HOPPER_IDLE=0", "fp8"])
 # the twenty-eighth session's final check: the committed kernels with and without the
 # idle consumers' skip (no partial-tiles-last order; the R2 variant above was removed after

@@ -10,6 +10,8 @@
 # the FP8 kernel; then timings alone (clock_probe, two rounds, sustained).
 # As run: on the committed code plus bench/gpu/wg3p_s28_r2.patch (the variant, removed after
 # R2: without the patch its name runs the default).
+# (As run, the FP8 cases were named q2k/q4k, a name the twenty-fifth session's hd128 q2k
+# already had: renamed fq2k/fq4k since.)
 # Run: source .devkit/env; OUT=dir bash bench/gpu/idle_s28_r2.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -45,6 +47,6 @@ for f in "$LOG"/*check-*.log; do
 done | tee -a "$SUMMARY"
 grep -hE "vs oracle" "$LOG/test-fp8.log" | sed 's/^/idle: /' >"$LOG/fp8-oracle.txt"
 grep -hE "vs oracle" "$LOG/test-fp8-idle0.log" | sed 's/^/idle0: /' >>"$LOG/fp8-oracle.txt"
-step probe 300 python3 bench/gpu/clock_probe.py --rounds 2 --cases p512,p1k,p2k,p4k,pc2k,q2k,q4k
+step probe 300 python3 bench/gpu/clock_probe.py --rounds 2 --cases p512,p1k,p2k,p4k,pc2k,fq2k,fq4k
 pa_gpu_pack_keep probe.log fp8-oracle.txt
 pa_gpu_finish

@@ -6,7 +6,7 @@
 # (a list-scheduling model of the grid, partial tiles at 0.72-0.83 of a full one): +0.8% at
 # S2048, +1.3% at S4096 for any n >= 24. Correctness: the forward suite forced onto the
 # three-consumer kernel with n = 1 and with n = every head; memcheck on the lagged order.
-# As run: on bench/gpu/lag_s28_r3.patch (applies to 80cb928); measured +0.4-1.2% at S2048 and
+# As run: on bench/gpu/lag_s28_r3.patch (applies to 80cb928); measured −0.1% to +1.2% at S2048 and
 # +0.4-0.5% at S4096 (under the prediction, within about twice the rounds' spread), not
 # kept: without the patch POLYATTN_CUDA_HOPPER_LAG is not read and every contender runs the default.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/lag_s28_r3.sh
