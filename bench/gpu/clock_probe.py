@@ -311,6 +311,14 @@ for _n, _s, _c in (("z2k", 2048, False), ("z4k", 4096, False), ("zc4k", 4096, Tr
 for _n, _s in (("l2k", 2048), ("l4k", 4096)):
     CASES[_n] = ("bf16", 64, _s, False,
                  ["pa"] + ["pa:lag%d@POLYATTN_CUDA_HOPPER_LAG=%d" % (x, x) for x in (16, 32, 64)])
+# R4: the grid kernel's last partial round split along the keys (POLYATTN_CUDA_HOPPER_SPLIT_TAIL=k:
+# the last round's tiles in k pieces each, then a merge launch), hd128 plain problems on the
+# 176-key grid kernel (2048 tiles: 15 rounds and 68 tiles on 132 SMs); not kept
+# (bench/gpu/tail_s28_r4.patch): in later trees every contender runs the default
+for _n, _s in (("t8k", 8192), ("t16k", 16384)):
+    CASES[_n] = ("bf16", 128, _s, False,
+                 ["pa"] + ["pa:split%d@POLYATTN_CUDA_HOPPER_SPLIT_TAIL=%d" % (x, x) for x in (2, 3, 5)] +
+                 ["cudnn"])
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
