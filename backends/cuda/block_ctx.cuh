@@ -40,6 +40,12 @@ __device__ __forceinline__ bool pa_block_ctx_init(pa_block_ctx &c, const pa_prob
   return true;
 }
 
+/* The block's 64-row consumer warpgroups (nwg in all) that hold a row of the sequence
+ * (the Hopper kernels' idle consumers, decision 119). */
+__device__ __forceinline__ int pa_block_ctx_warpgroups(const pa_block_ctx &c, int nwg) {
+  return min(nwg, (c.i_end - c.i0 + 63) / 64);
+}
+
 /* Block masks: the first key tile >= n with a kept mask block, or n_hi. `partial`
  * says whether some (row, key) pair of that tile falls in a 0 block, i.e. whether
  * per-element masking is needed. A tile is skipped only when every mask block it

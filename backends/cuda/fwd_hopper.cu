@@ -474,7 +474,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   /* SKIP_IDLE: consumer warpgroups at or past `active` have no row in the sequence
    * (a.skip_idle; the grid kernel's one tile, no turns to keep, no cluster peer) */
   enum { SKIP_IDLE = !PERSIST && !PINGPONG && !MCAST };
-  const int active = SKIP_IDLE && a.skip_idle ? min((int)NWG, (c.i_end - c.i0 + 63) / 64) : NWG;
+  const int active = SKIP_IDLE && a.skip_idle ? pa_block_ctx_warpgroups(c, NWG) : NWG;
   const int tid = threadIdx.x;
 #ifdef PA_HOPPER_TIMELINE
   const int htl_wg = tid / 128;
@@ -1088,12 +1088,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   }
   const int64_t tiles_q = (p->seqlen_q + cfg::block_q - 1) / cfg::block_q;
   dim3 grid((unsigned)tiles_q, (unsigned)p->heads_q, (unsigned)p->batch);
-  /* the grid kernel without turns: consumers without a row in the sequence stay idle
-   * (decision 119; POLYATTN_CUDA_HOPPER_IDLE=0, a tuning aid, has them compute) */
-  if (!(V & (PA_HV_PERSIST | PA_HV_MCAST)) && (V & PA_HV_SCHED) != PA_HOPPER_PINGPONG) {
-    const char *idle = getenv("POLYATTN_CUDA_HOPPER_IDLE");
-    args.skip_idle = !(idle && !strcmp(idle, "0"));
-  }
+  args.skip_idle = pa_hopper_skip_idle(); /* the kernel's SKIP_IDLE says where it applies */
   if (V & PA_HV_PERSIST) {
     /* one block per SM (a block's shared memory is more than half an SM's); pairs
      * where the tiles' key counts differ, if there are enough to fill the grid */

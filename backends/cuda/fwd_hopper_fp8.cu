@@ -435,8 +435,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
   /* the consumer warpgroups with a row in the sequence (a.skip_idle; the turns of the
    * pingpong schedule need both) */
-  const int active = !PINGPONG && a.skip_idle ? min((int)cfg::consumers, (c.i_end - c.i0 + 63) / 64)
-                                              : (int)cfg::consumers;
+  const int active =
+      !PINGPONG && a.skip_idle ? pa_block_ctx_warpgroups(c, cfg::consumers) : (int)cfg::consumers;
   const int tid = threadIdx.x;
   const int bcoord = p.varlen ? 0 : c.b;
 #if defined(PA_FP8_TIMELINE) && PA_FP8_TIMELINE
@@ -802,8 +802,7 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
     pa_fp8_args args;
     memset(&args, 0, sizeof args);
     args.p = *p;
-    const char *idle = getenv("POLYATTN_CUDA_HOPPER_IDLE");
-    args.skip_idle = !(idle && !strcmp(idle, "0"));
+    args.skip_idle = pa_hopper_skip_idle();
     if (!pa_fp8_maps(&args, p, cfg::block_q, cfg::block_k)) return cudaErrorInvalidValue;
     const void *fn = (const void *)pa_hopper_fp8_kernel<D, V>;
     int device = 0;

@@ -1,11 +1,14 @@
-/* cuTensorMapEncodeTiled for the Hopper kernels (fwd_hopper.cu, fwd_hopper_fp8.cu),
- * through the CUDA runtime's driver entry point: the module keeps its static CUDA
- * runtime and does not link libcuda. NULL when the driver lacks it. Host code. */
+/* Host code shared by the Hopper forward kernels (fwd_hopper.cu, fwd_hopper_fp8.cu):
+ * cuTensorMapEncodeTiled through the CUDA runtime's driver entry point (the module keeps
+ * its static CUDA runtime and does not link libcuda; NULL when the driver lacks it), and
+ * the idle-consumer setting. */
 #ifndef PA_HOPPER_TMA_H
 #define PA_HOPPER_TMA_H
 
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef CUresult (*pa_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                        const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -24,6 +27,14 @@ inline pa_encode_tiled_fn pa_encode_tiled() {
     return (pa_encode_tiled_fn)f;
   }();
   return fn;
+}
+
+/* Whether consumer warpgroups without a row in the sequence may exit (decision 119;
+ * POLYATTN_CUDA_HOPPER_IDLE=0, a tuning aid, keeps them computing), read at each call.
+ * The kernels apply it where their schedule allows (no pingpong turns, one tile per block). */
+inline int pa_hopper_skip_idle() {
+  const char *env = getenv("POLYATTN_CUDA_HOPPER_IDLE");
+  return !(env && !strcmp(env, "0"));
 }
 
 #endif /* PA_HOPPER_TMA_H */
