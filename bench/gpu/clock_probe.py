@@ -320,6 +320,33 @@ for _n, _s in (("t8k", 8192), ("t16k", 16384)):
                  ["pa"] + ["pa:split%d@POLYATTN_CUDA_HOPPER_SPLIT_TAIL=%d" % (x, x) for x in (2, 3, 5)] +
                  ["cudnn"])
 
+# twenty-ninth session (issue 9's short sequences): one consumer warpgroup per block and
+# two blocks per SM ("-wg1", tuning variants; hd128 on 64-key tiles), so that one block's
+# query-tile boundary runs beside the other block's main loop: persistent (two Q buffers,
+# O through shared memory) and grid forms, against the defaults (the persistent pingpong
+# kernel to 1024 keys at hd64 / 4096 at hd128, the three-consumer grid kernel at hd64 S2048);
+# not kept (bench/gpu/wg1_s29_r1.patch): in later trees their names run the default
+_W1P = "pa:w1p@POLYATTN_CUDA_HOPPER_VARIANT=pipe-rel-p-q2-os-wg1"
+_W1G = "pa:w1g@POLYATTN_CUDA_HOPPER_VARIANT=pipe-rel-os-wg1"
+_W1S = "pa:w1s@POLYATTN_CUDA_HOPPER_VARIANT=serial-rel-os-wg1"
+for _n, _d, _s, _c in (("o64s512", 64, 512, False), ("o64s1k", 64, 1024, False),
+                       ("o64s2k", 64, 2048, False), ("o128s512", 128, 512, False),
+                       ("o128s1k", 128, 1024, False), ("o128s2k", 128, 2048, False),
+                       ("o64c2k", 64, 2048, True), ("o128c1k", 128, 1024, True)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", _W1P, _W1G, _W1S, "cudnn"])
+
+# R2: the persistent kernel without pingpong turns ("pp": pipe-rel-p-q2-os) and with
+# consumer 1 started a.lag_cycles behind consumer 0 ("lag": pipe-rel-p-q2-os-lag; three
+# stages at hd64), so that the consumers' query-tile boundaries fall apart
+_V = "POLYATTN_CUDA_HOPPER_VARIANT"
+_PIPEP = "pa:pp@%s=pipe-rel-p-q2-os" % _V
+_LAGS = ["pa:lag%d@%s=pipe-rel-p-q2-os-lag&POLYATTN_CUDA_HOPPER_LAG_CYCLES=%d" % (x, _V, x)
+         for x in (0, 3000, 6000)]
+for _n, _d, _s, _c in (("k64s512", 64, 512, False), ("k64s1k", 64, 1024, False),
+                       ("k64c2k", 64, 2048, True), ("k128s512", 128, 512, False),
+                       ("k128s1k", 128, 1024, False), ("k128s2k", 128, 2048, False)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", _PIPEP] + _LAGS + ["cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
