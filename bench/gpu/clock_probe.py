@@ -337,7 +337,8 @@ for _n, _d, _s, _c in (("o64s512", 64, 512, False), ("o64s1k", 64, 1024, False),
 
 # R2: the persistent kernel without pingpong turns ("pp": pipe-rel-p-q2-os) and with
 # consumer 1 started a.lag_cycles behind consumer 0 ("lag": pipe-rel-p-q2-os-lag; three
-# stages at hd64), so that the consumers' query-tile boundaries fall apart
+# stages at hd64), so that the consumers' query-tile boundaries fall apart; not kept
+# (bench/gpu/lag_s29_r2.patch): in later trees their names run the default
 _V = "POLYATTN_CUDA_HOPPER_VARIANT"
 _PIPEP = "pa:pp@%s=pipe-rel-p-q2-os" % _V
 _LAGS = ["pa:lag%d@%s=pipe-rel-p-q2-os-lag&POLYATTN_CUDA_HOPPER_LAG_CYCLES=%d" % (x, _V, x)
