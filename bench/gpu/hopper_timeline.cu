@@ -135,6 +135,44 @@ static int tl_run(int S, int variant) {
              tl_name(r.second.second), 100.0 * x.first / span, x.second, x.first / x.second);
     }
   }
+  /* Two consumers' offset: consumer 1's "O stored" (event 11) minus consumer 0's, per
+   * query tile of each recorded block (the same SM clock), and consumer 0's tile period;
+   * quartiles over the blocks at the first tiles and over all tiles (twenty-ninth
+   * session: does a start offset between the consumers persist?) */
+  if (nwg == 2) {
+    std::vector<std::vector<double>> off_at(8);
+    std::vector<double> off_all, period;
+    for (int b = 0; b < PA_HTL_BLOCKS; ++b) {
+      std::vector<uint32_t> t[2];
+      for (int c = 0; c < 2; ++c) {
+        const int m = cnt[b * 4 + 1 + c];
+        for (int i = 0; i < m; ++i)
+          if (tl[(((size_t)b * 4 + 1 + c) * PA_HTL_N + i) * 2] == 11)
+            t[c].push_back(tl[(((size_t)b * 4 + 1 + c) * PA_HTL_N + i) * 2 + 1]);
+      }
+      const size_t k_n = std::min(t[0].size(), t[1].size());
+      for (size_t k = 0; k < k_n; ++k) {
+        const double o = (double)(int32_t)(t[1][k] - t[0][k]);
+        off_all.push_back(o);
+        if (k < off_at.size()) off_at[k].push_back(o);
+        if (k + 1 < t[0].size()) period.push_back((double)(uint32_t)(t[0][k + 1] - t[0][k]));
+      }
+    }
+    auto q = [](std::vector<double> v, double f) {
+      if (v.empty()) return 0.0;
+      std::sort(v.begin(), v.end());
+      return v[(size_t)(f * (v.size() - 1))];
+    };
+    if (!off_all.empty()) {
+      printf("consumer offset (c1 - c0 at O stored), cycles: all tiles q1/median/q3 %.0f / %.0f "
+             "/ %.0f (%zu tiles); consumer 0's tile period median %.0f\n",
+             q(off_all, 0.25), q(off_all, 0.5), q(off_all, 0.75), off_all.size(), q(period, 0.5));
+      for (size_t k = 0; k < off_at.size(); ++k)
+        if (!off_at[k].empty())
+          printf("  tile %zu: q1/median/q3 %.0f / %.0f / %.0f (%zu blocks)\n", k,
+                 q(off_at[k], 0.25), q(off_at[k], 0.5), q(off_at[k], 0.75), off_at[k].size());
+    }
+  }
 #endif
   return 0;
 }
