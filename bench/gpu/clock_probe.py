@@ -348,6 +348,14 @@ for _n, _d, _s, _c in (("k64s512", 64, 512, False), ("k64s1k", 64, 1024, False),
                        ("k128s1k", 128, 1024, False), ("k128s2k", 128, 2048, False)):
     CASES[_n] = ("bf16", _d, _s, _c, ["pa", _PIPEP] + _LAGS + ["cudnn"])
 
+# R3: the persistent pingpong kernel with consumer 1 a key tile behind consumer 0 (an
+# empty first turn; "lagpp": pingpong-rel-p-q2-os-lag, four stages, hd64 only); not kept
+# (bench/gpu/lagpp_s29_r3.patch: it deadlocks on tiles without keys): in later trees the
+# name runs the default
+_LAGPP = "pa:lagpp@%s=pingpong-rel-p-q2-os-lag" % _V
+for _n, _s, _c in (("n64s512", 512, False), ("n64s1k", 1024, False), ("n64c2k", 2048, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _LAGPP, "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
