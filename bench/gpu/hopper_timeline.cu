@@ -101,6 +101,13 @@ static int tl_run(int S, int variant) {
   CK(cudaMemcpyFromSymbol(tl.data(), pa_htl, sizeof(pa_htl)));
   CK(cudaMemcpyFromSymbol(cnt.data(), pa_htl_count, sizeof(pa_htl_count)));
   const int nwg = v & PA_HV_WG3 ? 3 : 2;
+  /* block b's warpgroup wg (0: the producer), its i-th stamp: the event and its clock */
+  auto ev_at = [&](int b, int wg, int i) {
+    return (int)tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2];
+  };
+  auto ck_at = [&](int b, int wg, int i) {
+    return tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2 + 1];
+  };
   for (int wg = 0; wg <= nwg; ++wg) {
     std::map<std::pair<int, int>, std::pair<double, long>> by; /* (from, to): cycles, count */
     double span = 0;
@@ -111,8 +118,8 @@ static int tl_run(int S, int variant) {
       ++blocks;
       events += m;
       full += m >= PA_HTL_N;
-      auto ev = [&](int i) { return (int)tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2]; };
-      auto ck = [&](int i) { return tl[(((size_t)b * 4 + wg) * PA_HTL_N + i) * 2 + 1]; };
+      auto ev = [&](int i) { return ev_at(b, wg, i); };
+      auto ck = [&](int i) { return ck_at(b, wg, i); };
       span += (double)(uint32_t)(ck(m - 1) - ck(0));
       for (int i = 0; i + 1 < m; ++i) {
         auto &x = by[{ev(i), ev(i + 1)}];
@@ -147,8 +154,7 @@ static int tl_run(int S, int variant) {
       for (int c = 0; c < 2; ++c) {
         const int m = cnt[b * 4 + 1 + c];
         for (int i = 0; i < m; ++i)
-          if (tl[(((size_t)b * 4 + 1 + c) * PA_HTL_N + i) * 2] == 11)
-            t[c].push_back(tl[(((size_t)b * 4 + 1 + c) * PA_HTL_N + i) * 2 + 1]);
+          if (ev_at(b, 1 + c, i) == 11) t[c].push_back(ck_at(b, 1 + c, i));
       }
       const size_t k_n = std::min(t[0].size(), t[1].size());
       for (size_t k = 0; k < k_n; ++k) {

@@ -15,7 +15,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup lag_s29_r2 python3 nvidia-smi test_forward test_cuda
 pa_gpu_state
 STEP_TAIL=0
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 CASES=d64_s64_h4,gqa_8_2,s1500_d64,s1500_causal_d64,varlen_causal_gqa,softcap5,causal_sq113_sk64_emptyrows,d128_s128_b2,s1000_causal_d128,s2048_d128,strided_gqa_causal
 export POLYATTN_TEST_BACKENDS=cuda
 V=POLYATTN_CUDA_HOPPER_VARIANT
@@ -24,17 +23,10 @@ step_bg sweep-lag 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-p-q2-os-lag te
 step_bg sweep-lag-b3 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-p-q2-os-lag POLYATTN_CUDA_HOPPER_BLOCKS=3 \
   POLYATTN_CUDA_HOPPER_LAG_CYCLES=20000 test_forward --filter 'forward/sweep' --jobs 3
 step_wait
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-lag" 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-p-q2-os-lag POLYATTN_CUDA_HOPPER_BLOCKS=3 \
-    POLYATTN_TEST_CASES="$CASES" "$cs" --tool $tool --error-exitcode 99 --print-limit 10 \
-    test_forward --filter 'forward/sweep' --jobs 2
-done
+pa_hopper_sanitizers_bg lag 300 "$CASES" $V=pipe-rel-p-q2-os-lag POLYATTN_CUDA_HOPPER_BLOCKS=3
 step_wait
 unset POLYATTN_TEST_BACKENDS
-grep -hE "Synthesis" "$LOG"/sweep-*.log | tee -a "$SUMMARY"
-for f in "$LOG"/*check-*.log; do
-  echo "$(basename "$f" .log): $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
-done | tee -a "$SUMMARY"
+pa_check_summary
 step probe 330 python3 bench/gpu/clock_probe.py --rounds 2 \
   --cases k64s512,k128s512,k64s1k,k128s1k,k64c2k,k128s2k
 pa_gpu_pack_keep probe.log

@@ -278,6 +278,30 @@ pa_hopper_sanitizers() {
   done
 }
 
+# pa_hopper_sanitizers_bg TAG LIMIT CASES SETTING...: as pa_hopper_sanitizers, the three
+# tools in the background (step_bg; steps memcheck-TAG, racecheck-TAG, synccheck-TAG, each
+# LIMIT seconds, two test jobs); after step_wait, pa_check_summary reports them.
+pa_hopper_sanitizers_bg() {
+  local tag=$1 limit=$2 cases=$3 cs tool
+  shift 3
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  for tool in memcheck racecheck synccheck; do
+    step_bg "$tool-$tag" "$limit" env POLYATTN_CUDA_KERNEL=hopper "$@" POLYATTN_TEST_CASES="$cases" \
+      "$cs" --tool $tool --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs 2
+  done
+}
+
+# pa_check_summary: the synthesis lines of the sweep-* and test-* logs and each *check-*
+# log's sanitizer summary (counted) to $SUMMARY.
+pa_check_summary() {
+  local f
+  grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-*.log 2>/dev/null | tee -a "$SUMMARY"
+  for f in "$LOG"/*check-*.log; do
+    [ -f "$f" ] || continue
+    echo "$(basename "$f" .log): $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
+  done | tee -a "$SUMMARY"
+}
+
 # pa_hopper_sweep NAME SETTING...: the forward sweep with the Hopper kernel forced and
 # each SETTING as step sweep-NAME.
 pa_hopper_sweep() {

@@ -14,7 +14,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup wg1_s29_r1 python3 nvidia-smi test_forward test_cuda
 pa_gpu_state
 STEP_TAIL=0
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 CASES=d64_s64_h4,gqa_8_2,s1500_d64,s1500_causal_d64,varlen_causal_gqa,softcap5,causal_sq113_sk64_emptyrows,d128_s128_b2,s1000_causal_d128,s2048_d128,strided_gqa_causal
 export POLYATTN_TEST_BACKENDS=cuda
 V=POLYATTN_CUDA_HOPPER_VARIANT
@@ -25,21 +24,12 @@ step_bg sweep-w1p-b3 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-p-q2-os-wg1
 step_bg sweep-w1g 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-os-wg1 test_forward --filter 'forward/sweep' --jobs 3
 step_bg sweep-w1s 300 env POLYATTN_CUDA_KERNEL=hopper $V=serial-rel-os-wg1 test_forward --filter 'forward/sweep' --jobs 3
 step_wait
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-w1p" 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-p-q2-os-wg1 POLYATTN_CUDA_HOPPER_BLOCKS=3 \
-    POLYATTN_TEST_CASES="$CASES" "$cs" --tool $tool --error-exitcode 99 --print-limit 10 \
-    test_forward --filter 'forward/sweep' --jobs 2
-  step_bg "$tool-w1g" 300 env POLYATTN_CUDA_KERNEL=hopper $V=pipe-rel-os-wg1 \
-    POLYATTN_TEST_CASES="$CASES" "$cs" --tool $tool --error-exitcode 99 --print-limit 10 \
-    test_forward --filter 'forward/sweep' --jobs 2
-done
+pa_hopper_sanitizers_bg w1p 300 "$CASES" $V=pipe-rel-p-q2-os-wg1 POLYATTN_CUDA_HOPPER_BLOCKS=3
+pa_hopper_sanitizers_bg w1g 300 "$CASES" $V=pipe-rel-os-wg1
 step_bg test-cuda 120 test_cuda --filter 'cuda/*'
 step_wait
 unset POLYATTN_TEST_BACKENDS
-grep -hE "Synthesis" "$LOG"/sweep-*.log "$LOG"/test-*.log | tee -a "$SUMMARY"
-for f in "$LOG"/*check-*.log; do
-  echo "$(basename "$f" .log): $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
-done | tee -a "$SUMMARY"
+pa_check_summary
 step probe 330 python3 bench/gpu/clock_probe.py --rounds 2 \
   --cases o64s512,o128s512,o64s1k,o128s1k,o64s2k,o128s2k,o64c2k,o128c1k
 pa_gpu_pack_keep probe.log
