@@ -105,7 +105,7 @@ struct pa_hopper_cfg {
    * list's head, at most 1200 bytes, which ptxas rounds up to 2048 (the dynamic array's
    * 1024-byte alignment). hd256 on 80-key tiles fills the 227 KiB exactly. */
   static constexpr int static_smem_bytes = 2048;
-  static_assert(8 * 20 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
+  static_assert(8 * 24 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
                 "static shared memory: mbarriers, the list's head, the persistent hand-off");
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(QBUFS == 1 || QBUFS == 2, "one or two Q buffers");
@@ -139,6 +139,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  while P.V still reads V. Without it one barrier releases both;
  *   PA_HV_WG3      three consumer warpgroups (192 query rows; hd64 only, serial or pipe:
  *                  the pingpong turns are for two), FlashAttention-3's hd64 shape;
+ *   PA_HV_LAG      PERSIST with pingpong at hd64: consumer 1 takes an empty first turn
+ *                  (consumer 0 an empty last one), so that it runs a key tile behind
+ *                  consumer 0 and its products cover more of consumer 0's query-tile
+ *                  boundary (with PA_HV_S4 the hd64 default of short problems since the
+ *                  thirtieth session, decision 121);
+ *   PA_HV_S4       a four-stage K/V ring (hd64 only), for LAG's consumer 0 a tile ahead;
  *   PA_HV_MCAST    clusters of two blocks (neighbouring query tiles of one head) share
  *                  each K/V tile: each producer loads half of its rows by TMA multicast
  *                  into both blocks, so each block's L2 -> SM traffic is halved; a stage
@@ -208,12 +214,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
-       PA_HV_OST = 16384, PA_HV_K192 = 32768 };
+       PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
 enum {
-  PA_HOPPER_MAX_STAGES = 3,
+  PA_HOPPER_MAX_STAGES = 4,
   PA_HOPPER_MBAR_Q_FULL = 0, /* Q landed (TMA transaction count) */
   PA_HOPPER_MBAR_K_FULL = 1, /* x stages: K of the stage landed */
   PA_HOPPER_MBAR_V_FULL = PA_HOPPER_MBAR_K_FULL + PA_HOPPER_MAX_STAGES,  /* V landed */
@@ -225,7 +231,7 @@ enum {
   PA_HOPPER_MBAR_Q_FULL1 = PA_HOPPER_MBAR_TILE_EMPTY + 1, /* Q2: the second Q buffer landed */
   PA_HOPPER_MBAR_Q_EMPTY1 = PA_HOPPER_MBAR_Q_FULL1 + 1,   /* Q2: the second Q buffer read */
   PA_HOPPER_MBAR_TAIL = PA_HOPPER_MBAR_Q_EMPTY1 + 1,   /* PERSIST, a.tail: the tail's order */
-  PA_HOPPER_MBARS = PA_HOPPER_MBAR_TAIL + 1, /* <= 20: static_smem_bytes */
+  PA_HOPPER_MBARS = PA_HOPPER_MBAR_TAIL + 1, /* <= 24: static_smem_bytes */
   PA_HOPPER_BAR_TURN0 = 1, /* consumer cw's turn: named barrier TURN0 + cw */
   PA_HOPPER_BAR_OST0 = 3,  /* OST: consumer cw's O rows written (128 threads) */
   PA_HOPPER_BAR_TAIL = 6   /* PERSIST, a.tail: the tail's counts read (producer warps 1-3) */
@@ -333,9 +339,10 @@ constexpr int pa_hopper_block_k(int d, int v) {
 
 /* The configuration of variant V at head dim D. */
 template <int D, int V>
-using pa_hopper_vcfg = pa_hopper_cfg<D, V & PA_HV_STAGES3 ? 3 : 2, V & PA_HV_WG3 ? 3 : 2,
+using pa_hopper_vcfg = pa_hopper_cfg<D, V & PA_HV_S4 ? 4 : V & PA_HV_STAGES3 ? 3 : 2,
+                                     V & PA_HV_WG3 ? 3 : 2,
                                      pa_hopper_block_k(D, V), V & PA_HV_Q2 ? 2 : 1>;
-static_assert(PA_HOPPER_MBARS <= 20, "static_smem_bytes counts 20 mbarriers");
+static_assert(PA_HOPPER_MBARS <= 24, "static_smem_bytes counts 24 mbarriers");
 
 /* Event stamps for bench/gpu/hopper_timeline.cu (which defines PA_HOPPER_TIMELINE before
  * including this file; the library never does): thread 0 of each warpgroup (0: the
@@ -396,6 +403,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   static_assert(QBUFS == 1 || PERSIST, "a second Q buffer is for the persistent walk");
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
   static_assert(!(MCAST && PERSIST), "a persistent block has no fixed cluster peer");
+  static_assert(!(V & PA_HV_LAG) || (PERSIST && SCHED == PA_HOPPER_PINGPONG),
+                "the lag shifts the persistent walk's pingpong turns");
   /* the multicast's producer needs more than 24 registers: 40, and the consumers 232 /
    * 152 (the persistent walk's producer keeps 24: 8 fewer consumer registers cost
    * more than its spill, see PA_HV_PERSIST) */
@@ -781,12 +790,24 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * other go (an arrive on the other's); the turns run on across the block's tiles
    * (both consumers walk the same tiles, so the counts agree): consumer 0's first
    * turn of a tile follows consumer 1's last of the previous one, not its stores. */
+  /* PA_HV_LAG: consumer 1 takes an empty turn just before its first one (so that a walk
+   * without turns takes none), consumer 0 an empty last one if the walk took a turn */
+  bool lag_first = (V & PA_HV_LAG) && cw == 1, took_turn = false;
   auto my_turn = [&] {
-    if (PINGPONG) pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
+    if (PINGPONG) {
+      if ((V & PA_HV_LAG) && lag_first) {
+        pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
+        pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
+        lag_first = false;
+      }
+      pa_named_sync(PA_HOPPER_BAR_TURN0 + cw, 256);
+      took_turn = true;
+    }
   };
   auto your_turn = [&] {
     if (PINGPONG) pa_named_arrive(PA_HOPPER_BAR_TURN0 + (1 - cw), 256);
   };
+
   /* Step 4: normalise; O from the accumulator, LSE by t == 0; then O is zero for the
    * next tile. OST, where the warpgroup's 64 rows are all in the sequence: O into the
    * warpgroup's rows of the tile's Q buffer (128-byte swizzle: row r's 16-byte chunk j
@@ -965,13 +986,25 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     } else {
       release_q();
     }
+    const bool keyless = !(visit > 0); /* no key tile: no turn taken for this tile */
     store_o();
     PA_HTL(11);
+    /* PA_HV_LAG: an empty turn each for a tile without keys, after the O store (whose
+     * settle_o frees the Q buffer the producer waits for): consumer 1, a turn behind,
+     * finishes its previous tile on consumer 0's next turn */
+    if ((V & PA_HV_LAG) && keyless) {
+      my_turn();
+      your_turn();
+    }
   }
   PA_HTL_END();
   /* OST: the last copies have read shared memory before the block exits (their writes
    * complete with the grid, as CUTLASS's epilogues rely on) */
   if (OST && tid % 128 == 0) pa_bulk_wait_read0();
+  if ((V & PA_HV_LAG) && cw == 0 && took_turn) {
+    my_turn();
+    your_turn();
+  }
   if (PIPE && PINGPONG && cw == 0) pa_named_sync(PA_HOPPER_BAR_TURN0, 256);
   if (MCAST) pa_cluster_sync(); /* the peer may still arrive on this block's barriers */
 #else
@@ -1168,7 +1201,14 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST, 1)          \
   X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)                   \
   X("pingpong-rel-k176-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST, 1) \
-  X("serial-rel-wg3-k192", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192, 1)
+  X("serial-rel-wg3-k192", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192, 1)   \
+  X("pingpong-rel-p-q2-os-lag",                                                             \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_LAG |   \
+    PA_HV_S4, 1)                                                                            \
+  X("pingpong-rel-p-q2-os-s4",                                                              \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_S4, 0)  \
+  X("pingpong-rel-p-q2-os-lag2",                                                            \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_LAG, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1197,7 +1237,11 @@ enum {
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
   PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
   PA_HOPPER_DEFAULT_SHORT =
-      PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST
+      PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
+  /* hd64's persistent kernel: consumer 1 a key tile behind consumer 0 on a four-stage
+   * ring (decision 121; "pingpong-rel-p-q2-os-lag"); its form without them
+   * ("pingpong-rel-p-q2-os") is compiled at hd64 as a bf16 tuning aid only */
+  PA_HOPPER_DEFAULT_SHORT_D64 = PA_HOPPER_DEFAULT_SHORT | PA_HV_LAG | PA_HV_S4
 };
 
 /* The most keys for which hd64 / hd128 problems run the persistent kernel (decisions 89
@@ -1235,7 +1279,9 @@ bool pa_hopper_plain(const pa_problem *p) {
 
 /* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
  * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
- * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p") up to the
+ * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p"; at hd64 with
+ * consumer 1 a turn behind on four stages since decision 121, sustained S512 +3.8%,
+ * S1024 +1%, causal 2048 level) up to the
  * PA_HOPPER_PERSIST_SK_* bounds, the grid of one block per tile above (decision 89;
  * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
  * at hd64). Under a block mask with a list the persistent kernel too, taking tiles from
@@ -1261,7 +1307,7 @@ int pa_hopper_default(const pa_problem *p) {
     return PA_HOPPER_DEFAULT_D64_LONG;
   if (p->head_dim != 256 &&
       (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
-    return PA_HOPPER_DEFAULT_SHORT;
+    return d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT;
   return d64                  ? (int)PA_HOPPER_DEFAULT_D64
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
                               : (int)PA_HOPPER_DEFAULT_D128;
@@ -1306,6 +1352,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST | PA_HV_Q2);
   else v &= ~PA_HV_K64;
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
+  if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176);
@@ -1324,7 +1371,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
  * d: pa_hopper_vcfg<d, v>::smem_bytes, from the bits. */
 constexpr int pa_hopper_smem_of(int d, int v) {
   return 1024 + (v & PA_HV_Q2 ? 2 : 1) * 64 * (v & PA_HV_WG3 ? 3 : 2) * d * 2 +
-         (v & PA_HV_STAGES3 ? 3 : 2) * 2 * d * 2 * pa_hopper_block_k(d, v);
+         (v & PA_HV_S4 ? 4 : v & PA_HV_STAGES3 ? 3 : 2) * 2 * d * 2 * pa_hopper_block_k(d, v);
 }
 static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                       pa_hopper_vcfg<128, PA_HOPPER_DEFAULT_SHORT>::smem_bytes &&
@@ -1336,6 +1383,8 @@ static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                       pa_hopper_vcfg<128, PA_HOPPER_DEFAULT_D128>::smem_bytes &&
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT) ==
                       pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT>::smem_bytes &&
+                  pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT_D64) ==
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT_D64>::smem_bytes &&
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_D64_LONG) ==
                       pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64_LONG>::smem_bytes,
               "pa_hopper_smem_of follows pa_hopper_vcfg");
@@ -1344,12 +1393,16 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
   return pa_hopper_smem_of(head_dim == 64 || head_dim == 256 ? head_dim : 128, v);
 }
 
-/* Launches variant V if it is compiled for (T, D); *done says whether it was. */
+/* Launches variant V if it is compiled for (T, D); *done says whether it was. The
+ * persistent kernel without the lag is "full" at hd64 in tuning builds only (hd64's
+ * default has the lag; both dtypes, for comparisons). */
 template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, int sms, void *ws, const int32_t *gate,
                           cudaStream_t stream, bool *done) {
-  if constexpr ((FULL || (PA_CUDA_TUNING_VARIANTS && std::is_same<T, __nv_bfloat16>::value)) &&
-                (!(V & PA_HV_WG3) || D == 64) &&
+  constexpr bool full =
+      FULL && (PA_CUDA_TUNING_VARIANTS || !(D == 64 && V == PA_HOPPER_DEFAULT_SHORT));
+  if constexpr ((full || (PA_CUDA_TUNING_VARIANTS && std::is_same<T, __nv_bfloat16>::value)) &&
+                (!(V & PA_HV_WG3) || D == 64) && (!(V & (PA_HV_LAG | PA_HV_S4)) || D == 64) &&
                 (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&
                 (!(V & PA_HV_K192) || (D == 64 && (V & PA_HV_WG3))) && pa_hopper_compiled_at(D, V)) {
     *done = true;

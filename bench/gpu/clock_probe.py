@@ -350,11 +350,34 @@ for _n, _d, _s, _c in (("k64s512", 64, 512, False), ("k64s1k", 64, 1024, False),
 
 # R3: the persistent pingpong kernel with consumer 1 a key tile behind consumer 0 (an
 # empty first turn; "lagpp": pingpong-rel-p-q2-os-lag, four stages, hd64 only); not kept
-# (bench/gpu/lagpp_s29_r3.patch: it deadlocks on tiles without keys): in later trees the
-# name runs the default
+# there (bench/gpu/lagpp_s29_r3.patch: it deadlocks on tiles without keys); with the fix
+# (lagpp_s29_r3b.patch) hd64's persistent default since the thirtieth session (decision
+# 121), so in later trees "pa" and "lagpp" run the same kernel at hd64
 _LAGPP = "pa:lagpp@%s=pingpong-rel-p-q2-os-lag" % _V
 for _n, _s, _c in (("n64s512", 512, False), ("n64s1k", 1024, False), ("n64c2k", 2048, True)):
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", _LAGPP, "cudnn"])
+# thirtieth session: R3's fix (bench/gpu/lagpp_s29_r3b.patch) on causal 1024 and fp16 S512
+# too (fp16 "lagpp" ran the default: the variant was bf16-only there)
+CASES["n64c1k"] = ("bf16", 64, 1024, True, ["pa", _LAGPP, "cudnn"])
+CASES["n64f512"] = ("fp16", 64, 512, False, ["pa", _LAGPP, "cudnn"])
+# thirtieth session, R1: the lag (with the four-stage ring) as hd64's persistent default
+# ("pa"), against the kernel without either ("nolag": pingpong-rel-p-q2-os, compiled at
+# hd64 in tuning builds only), the four-stage ring alone ("s4") and the lag on two stages
+# ("lag2"; both bf16-only tuning variants: at fp16 they run the default)
+_NOLAG = "pa:nolag@%s=pingpong-rel-p-q2-os" % _V
+_S4 = "pa:s4@%s=pingpong-rel-p-q2-os-s4" % _V
+_LAG2 = "pa:lag2@%s=pingpong-rel-p-q2-os-lag2" % _V
+for _n, _dt, _s, _c in (("lg512", "bf16", 512, False), ("lg1k", "bf16", 1024, False),
+                        ("lgc1k", "bf16", 1024, True), ("lgc2k", "bf16", 2048, True),
+                        ("lgs256", "bf16", 256, False)):
+    CASES[_n] = (_dt, 64, _s, _c, ["pa", _NOLAG, _S4, _LAG2, "cudnn"])
+for _n, _s, _c in (("lgf512", 512, False), ("lgf1k", 1024, False), ("lgfc2k", 2048, True)):
+    CASES[_n] = ("fp16", 64, _s, _c, ["pa", _NOLAG, "cudnn"])
+# the final check: the lag kernel past the persistent bounds (hd64 S2048 and causal 4096,
+# where the grid kernels run by default; the variant is "full", so any build has it)
+_LAGF = "pa:lag@%s=pingpong-rel-p-q2-os-lag" % _V
+CASES["lgs2k"] = ("bf16", 64, 2048, False, ["pa", _LAGF, "cudnn"])
+CASES["lgc4k"] = ("bf16", 64, 4096, True, ["pa", _LAGF, "cudnn"])
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with

@@ -8,6 +8,7 @@
 # As run (R3, on lagpp_s29_r3.patch): 150 s limits and no --verbose, so the sweeps that did
 # not finish named no test; now 300 s and --verbose, for the next session's run of the fix
 # (lagpp_s29_r3b.patch; "varlen_empty" is the case the deadlock analysis points at).
+# Thirtieth session: run on the fix, the probe also on n64c1k and n64f512.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/lagpp_s29_r3.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,6 +25,6 @@ pa_hopper_sanitizers_bg lagpp 300 "$CASES" $V=pingpong-rel-p-q2-os-lag POLYATTN_
 step_wait
 unset POLYATTN_TEST_BACKENDS
 pa_check_summary
-[ "$FAILED" = 0 ] && step probe 200 python3 bench/gpu/clock_probe.py --rounds 2 --cases n64s512,n64s1k,n64c2k
+[ "$FAILED" = 0 ] && step probe 200 python3 bench/gpu/clock_probe.py --rounds 2 --cases n64s512,n64s1k,n64c2k,n64c1k,n64f512
 pa_gpu_pack_keep probe.log
 pa_gpu_finish
