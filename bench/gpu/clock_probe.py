@@ -378,6 +378,21 @@ for _n, _s, _c in (("lgf512", 512, False), ("lgf1k", 1024, False), ("lgfc2k", 20
 _LAGF = "pa:lag@%s=pingpong-rel-p-q2-os-lag" % _V
 CASES["lgs2k"] = ("bf16", 64, 2048, False, ["pa", _LAGF, "cudnn"])
 CASES["lgc4k"] = ("bf16", 64, 4096, True, ["pa", _LAGF, "cudnn"])
+# R2: the lag at hd128, where four stages do not fit beside two Q buffers: a third V stage
+# ("lagv3": K's ring two, V's three, the rings apart; 227 KB exactly), a third K stage
+# ("lagk3"), the third V stage alone ("v3") and the lag on two stages ("lag2"); at hd64 the
+# same beside three stages ("lag3") against the default's four; not kept
+# (bench/gpu/kv_s30_r2.patch, applies to 461f41a): in later trees "lag2" runs the default
+# at hd128 and the other names run the default
+_LAGV3 = "pa:lagv3@%s=pingpong-rel-p-q2-os-lag-v3" % _V
+_LAGK3 = "pa:lagk3@%s=pingpong-rel-p-q2-os-lag-k3" % _V
+_V3 = "pa:v3@%s=pingpong-rel-p-q2-os-v3" % _V
+_LAG3 = "pa:lag3@%s=pingpong-rel-p-q2-os-lag3" % _V
+for _n, _s, _c in (("kv512", 512, False), ("kv1k", 1024, False), ("kv2k", 2048, False),
+                   ("kvc1k", 1024, True), ("kvc2k", 2048, True)):
+    CASES[_n] = ("bf16", 128, _s, _c, ["pa", _LAGV3, _LAGK3, _V3, _LAG2, "cudnn"])
+for _n, _s, _c in (("kw512", 512, False), ("kw1k", 1024, False)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _LAG3, _LAGK3, _LAGV3])
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
