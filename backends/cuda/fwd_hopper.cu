@@ -5,7 +5,7 @@
  * 128 x (NWG + 1) threads (NWG = 2 consumer warpgroups, 3 at hd64 by default):
  *   warpgroup 0, the producer: one thread issues TMA copies (cp.async.bulk.tensor,
  *     128-byte swizzle) of the Q tile and then, key tile after key tile, of K and V
- *     into a 2- or 3-stage shared-memory ring; each stage has "K full", "V full",
+ *     into a 2-, 3- or 4-stage shared-memory ring; each stage has "K full", "V full",
  *     "K empty" and "empty" mbarriers. setmaxnreg gives its registers to the consumers.
  *   the consumer warpgroups, 64 query rows each: S = Q.K^T by wgmma with both
  *     operands in shared memory (SS), the masks and the online softmax of
@@ -19,7 +19,9 @@
  * each issues S of tile n + 1 with P.V of tile n (pingpong), releasing K as soon as
  * S has landed (on 176-key tiles on the grid kernel for plain problems, else 128); at
  * hd64 three consumers run one tile at a time each (on 192-key tiles for long plain
- * problems, else 128). hd256 is the same template
+ * problems, else 128), and short problems and block masks run the persistent pingpong
+ * kernel with consumer 1 a turn behind consumer 0 on a four-stage ring (decision 121).
+ * hd256 is the same template
  * on 80-key tiles and a 2-stage ring (pa_hopper_cfg).
  *
  * Everything but the head dim, dtype and variant is a run-time value, with the Ampere
@@ -70,7 +72,7 @@
 namespace {
 
 /* The shape of one instantiation (head dim D; 16-bit elements): FlashAttention-3's
- * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages;
+ * hd64/hd128 tiles (64 query rows per consumer warpgroup, 128 keys, 2 or 3 stages, 4 at hd64;
  * its wider 176-key hd128 and 192-key hd64 tiles)
  * and its hd256 tile (80 keys, 2 stages: Q 64 KiB + 2 x (K + V) 160 KiB of the 227 KiB
  * a block may use; O alone is 128 of a consumer's 240 registers); the variants'
@@ -85,7 +87,7 @@ struct pa_hopper_cfg {
                               at hd64 with three consumers ("-k192"), 80 or 64 at
                               hd256 ("-k64") */
     threads = 128 * (NWG + 1), /* producer warpgroup + the consumer warpgroups */
-    stages = STAGES,       /* K/V ring depth: 2, or 3 (the "-s3" variants) */
+    stages = STAGES,       /* K/V ring depth: 2, 3 ("-s3") or 4 (hd64's "-s4", "-lag") */
     q_bufs = QBUFS,        /* Q buffers: 1, or 2 in the persistent "-q2" variants */
     panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
     /* setmaxnreg budgets: 128 x 24 + 256 x 240 = 64512 (two consumers) and
@@ -101,8 +103,8 @@ struct pa_hopper_cfg {
   static constexpr int q_bytes = block_q * D * 2, kv_bytes = block_k * D * 2;
   /* [Q0][Q1][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + q_bufs * q_bytes + stages * 2 * kv_bytes;
-  /* the kernel's static shared memory: the mbarriers (at most 20) and the block
-   * list's head, at most 1200 bytes, which ptxas rounds up to 2048 (the dynamic array's
+  /* the kernel's static shared memory: the mbarriers (at most 24) and the block
+   * list's head, at most 1232 bytes, which ptxas rounds up to 2048 (the dynamic array's
    * 1024-byte alignment). hd256 on 80-key tiles fills the 227 KiB exactly. */
   static constexpr int static_smem_bytes = 2048;
   static_assert(8 * 24 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
@@ -139,11 +141,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  while P.V still reads V. Without it one barrier releases both;
  *   PA_HV_WG3      three consumer warpgroups (192 query rows; hd64 only, serial or pipe:
  *                  the pingpong turns are for two), FlashAttention-3's hd64 shape;
- *   PA_HV_LAG      PERSIST with pingpong at hd64: consumer 1 takes an empty first turn
- *                  (consumer 0 an empty last one), so that it runs a key tile behind
+ *   PA_HV_LAG      PERSIST with pingpong at hd64: consumer 1 takes an empty turn before
+ *                  its first (consumer 0 an empty last one if it took a turn, and each
+ *                  one per tile without keys), so that it runs a pingpong turn behind
  *                  consumer 0 and its products cover more of consumer 0's query-tile
- *                  boundary (with PA_HV_S4 the hd64 default of short problems since the
- *                  thirtieth session, decision 121);
+ *                  boundary (with PA_HV_S4 hd64's default wherever the persistent
+ *                  kernel runs since the thirtieth session, decision 121);
  *   PA_HV_S4       a four-stage K/V ring (hd64 only), for LAG's consumer 0 a tile ahead;
  *   PA_HV_MCAST    clusters of two blocks (neighbouring query tiles of one head) share
  *                  each K/V tile: each producer loads half of its rows by TMA multicast
@@ -789,7 +792,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   /* pingpong: consumer cw issues after a sync on its named barrier, then lets the
    * other go (an arrive on the other's); the turns run on across the block's tiles
    * (both consumers walk the same tiles, so the counts agree): consumer 0's first
-   * turn of a tile follows consumer 1's last of the previous one, not its stores. */
+   * turn of a tile follows consumer 1's last of the previous one (LAG: its last but
+   * one), not its stores. */
   /* PA_HV_LAG: consumer 1 takes an empty turn just before its first one (so that a walk
    * without turns takes none), consumer 0 an empty last one if the walk took a turn */
   bool lag_first = (V & PA_HV_LAG) && cw == 1, took_turn = false;
@@ -1174,8 +1178,9 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * schedules of the fourth session, the defaults and what they fall back to); the rest
  * are bf16-only tuning aids (~30 s of ptxas each), compiled only with the CMake option
  * POLYATTN_CUDA_TUNING_VARIANTS (decision 112); a problem under the name of one not
- * compiled (fp16, or a build without the option) runs the default. "-wg3" exists at
- * hd64 only. */
+ * compiled (fp16, or a build without the option) runs the default. "-wg3", "-lag",
+ * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os", "full" at hd128, is
+ * compiled at hd64 only in tuning builds (pa_hopper_try). */
 #define PA_HOPPER_VARIANT_LIST(X)                                                        \
   X("serial", PA_HOPPER_SERIAL, 1)                                                       \
   X("pipe", PA_HOPPER_PIPE, 1)                                                           \
@@ -1240,7 +1245,7 @@ enum {
       PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
   /* hd64's persistent kernel: consumer 1 a key tile behind consumer 0 on a four-stage
    * ring (decision 121; "pingpong-rel-p-q2-os-lag"); its form without them
-   * ("pingpong-rel-p-q2-os") is compiled at hd64 as a bf16 tuning aid only */
+   * ("pingpong-rel-p-q2-os") is compiled at hd64 only in tuning builds (both dtypes) */
   PA_HOPPER_DEFAULT_SHORT_D64 = PA_HOPPER_DEFAULT_SHORT | PA_HV_LAG | PA_HV_S4
 };
 
@@ -1346,7 +1351,8 @@ int pa_hopper_variant(const pa_problem *p) {
  * "-mc" only where both blocks of a cluster walk the same key tiles and both exist;
  * hd256 has two stages, one Q buffer (its shared memory is full), no multicast, and
  * "-k64" is hd256's only; "-k160"/"-k176" (hd128) and "-k192" (hd64 with "-wg3") run
- * plain problems only. */
+ * plain problems only; the four-stage ring and the lag ("-s4", "-lag", "-lag2") exist
+ * at hd64 only. */
 int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
   if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST | PA_HV_Q2);
