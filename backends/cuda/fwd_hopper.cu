@@ -1180,7 +1180,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * POLYATTN_CUDA_TUNING_VARIANTS (decision 112); a problem under the name of one not
  * compiled (fp16, or a build without the option) runs the default. "-wg3", "-lag",
  * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os", "full" at hd128, is
- * compiled at hd64 only in tuning builds (pa_hopper_try). */
+ * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). */
 #define PA_HOPPER_VARIANT_LIST(X)                                                        \
   X("serial", PA_HOPPER_SERIAL, 1)                                                       \
   X("pipe", PA_HOPPER_PIPE, 1)                                                           \
@@ -1321,14 +1321,16 @@ int pa_hopper_default(const pa_problem *p) {
 /* The variants compiled at hd256: the default, the serial schedule (what an
  * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
  * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
- * only. */
+ * only. At hd64 the persistent kernel without the lag (hd128's default) only in tuning
+ * builds, for comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_LAZYO) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST)
-                  : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE);
+                  : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
+                        (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS);
 }
 
 /* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
@@ -1399,15 +1401,11 @@ int pa_hopper_smem_bytes(int head_dim, int v) {
   return pa_hopper_smem_of(head_dim == 64 || head_dim == 256 ? head_dim : 128, v);
 }
 
-/* Launches variant V if it is compiled for (T, D); *done says whether it was. The
- * persistent kernel without the lag is "full" at hd64 in tuning builds only (hd64's
- * default has the lag; both dtypes, for comparisons). */
+/* Launches variant V if it is compiled for (T, D); *done says whether it was. */
 template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, int sms, void *ws, const int32_t *gate,
                           cudaStream_t stream, bool *done) {
-  constexpr bool full =
-      FULL && (PA_CUDA_TUNING_VARIANTS || !(D == 64 && V == PA_HOPPER_DEFAULT_SHORT));
-  if constexpr ((full || (PA_CUDA_TUNING_VARIANTS && std::is_same<T, __nv_bfloat16>::value)) &&
+  if constexpr ((FULL || (PA_CUDA_TUNING_VARIANTS && std::is_same<T, __nv_bfloat16>::value)) &&
                 (!(V & PA_HV_WG3) || D == 64) && (!(V & (PA_HV_LAG | PA_HV_S4)) || D == 64) &&
                 (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&
                 (!(V & PA_HV_K192) || (D == 64 && (V & PA_HV_WG3))) && pa_hopper_compiled_at(D, V)) {

@@ -268,26 +268,33 @@ pa_hopper_round() {
 # SETTING (VAR=VALUE: the variant, a grid cap) as steps memcheck / racecheck / synccheck;
 # each one's summary line to $SUMMARY.
 pa_hopper_sanitizers() {
-  local cases=$1 cs tool
+  local cases=$1 tool
   shift
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
   for tool in memcheck racecheck synccheck; do
-    step $tool 200 env POLYATTN_CUDA_KERNEL=hopper "$@" POLYATTN_TEST_CASES="$cases" \
-      "$cs" --tool $tool --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs 4
+    pa_hopper_sanitizer step $tool 200 4 $tool "$cases" "$@"
     grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool.log" | sed "s/^/$tool: /" | tee -a "$SUMMARY"
   done
+}
+
+# pa_hopper_sanitizer RUNNER NAME LIMIT JOBS TOOL CASES SETTING...: one compute-sanitizer
+# tool on test_forward's sweep cases CASES with the Hopper kernel forced, as RUNNER's (step
+# or step_bg) step NAME, LIMIT seconds, JOBS test jobs.
+pa_hopper_sanitizer() {
+  local runner=$1 name=$2 limit=$3 jobs=$4 tool=$5 cases=$6 cs
+  shift 6
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  "$runner" "$name" "$limit" env POLYATTN_CUDA_KERNEL=hopper "$@" POLYATTN_TEST_CASES="$cases" \
+    "$cs" --tool "$tool" --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs "$jobs"
 }
 
 # pa_hopper_sanitizers_bg TAG LIMIT CASES SETTING...: as pa_hopper_sanitizers, the three
 # tools in the background (step_bg; steps memcheck-TAG, racecheck-TAG, synccheck-TAG, each
 # LIMIT seconds, two test jobs); after step_wait, pa_check_summary reports them.
 pa_hopper_sanitizers_bg() {
-  local tag=$1 limit=$2 cases=$3 cs tool
+  local tag=$1 limit=$2 cases=$3 tool
   shift 3
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
   for tool in memcheck racecheck synccheck; do
-    step_bg "$tool-$tag" "$limit" env POLYATTN_CUDA_KERNEL=hopper "$@" POLYATTN_TEST_CASES="$cases" \
-      "$cs" --tool $tool --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs 2
+    pa_hopper_sanitizer step_bg "$tool-$tag" "$limit" 2 $tool "$cases" "$@"
   done
 }
 
