@@ -217,7 +217,8 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
-       PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072 };
+       PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072,
+       PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -400,8 +401,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     LAZY_O = (V & PA_HV_LAZYO) != 0,
     PERSIST = (V & PA_HV_PERSIST) != 0,
     QBUFS = cfg::q_bufs,
-    OST = (V & PA_HV_OST) != 0
+    OST = (V & PA_HV_OST) != 0,
+    KEEPM = (V & (PA_HV_KEEPM | PA_HV_KEEPM1)) != 0,
+    KEEP_FROM_2ND = (V & PA_HV_KEEPM1) != 0
   };
+  static_assert(!(KEEPM && EXP16), "the kept maximum takes its exponentials one by one");
   static_assert(!OST || !PERSIST || QBUFS == 2, "O through a Q buffer needs the second one");
   static_assert(QBUFS == 1 || PERSIST, "a second Q buffer is for the persistent walk");
   static_assert(!MCAST || (V & PA_HV_RELEASE), "multicast releases per warp");
@@ -707,8 +711,13 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_wgmma_commit();
   };
   /* Scores and masks, then softmax steps 1 and 3 of common/softmax.h (step 2 on l
-   * only: the caller rescales O by alpha when no P.V is in flight). */
-  auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2]) {
+   * only: the caller rescales O by alpha when no P.V is in flight). KEEPM: the kept
+   * maximum of pa_frag_softmax_keep (KEEPM1: not on a query tile's first key tile,
+   * `first`, where every m is -inf, so the vote only costs); `moved` says whether any
+   * row's reference moved (else alpha is 1 and O's rescale is skipped). */
+  bool moved = true;
+  auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2],
+                     bool first) {
     const int k0 = n * BK;
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
     /* the wider tiles (hd128's 160/176 keys, hd64's 192) run plain problems only
@@ -716,12 +725,18 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
      * in 240 (hd128) / 160 (hd64) registers */
     pa_frag_scores<S_TILES>(sacc, p, c, cfg::full_scores && general, slope, range,
                             cfg::full_scores && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
+    if (KEEPM && !(KEEP_FROM_2ND && first)) {
+      moved = pa_frag_softmax_keep<S_TILES>(sm, sacc, xscale, alpha);
+      return;
+    }
+    moved = true;
     pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
     pa_softmax_rescale(&sm[0], alpha[0]);
     pa_softmax_rescale(&sm[1], alpha[1]);
     pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
+    if (KEEPM && !moved) return; /* KEEPM: alpha is 1 (pa_frag_softmax_keep) */
     /* LAZY_O: alpha is exactly 1 where a row's maximum did not move (frag_softmax.cuh),
      * so a warp whose rows all kept theirs skips the multiplications, bit for bit */
     if (LAZY_O && !__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
@@ -909,7 +924,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(s);
         if (RELEASE) release_k(stage);
-        softmax(s, n, tile_partial, alpha);
+        softmax(s, n, tile_partial, alpha, visit == 1);
         rescale_o(alpha);
         pack_p(s, pf);
         pa_mbar_wait(b_vfull(stage), phase);
@@ -940,7 +955,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_wgmma_fence_regs(s);
       PA_HTL(6);
       if (RELEASE) release_k(stage);
-      softmax(s, n, partial, alpha);
+      softmax(s, n, partial, alpha, true);
       pack_p(s, pf);
       PA_HTL(7);
       n = walk(++visit, cw, &partial);
@@ -962,7 +977,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         pa_wgmma_fence_regs(s);
         PA_HTL(6);
         if (RELEASE) release_k(stage);
-        softmax(s, n, tile_partial, alpha);
+        softmax(s, n, tile_partial, alpha, false);
         PA_HTL(7);
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(o);
@@ -1180,7 +1195,16 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * POLYATTN_CUDA_TUNING_VARIANTS (decision 112); a problem under the name of one not
  * compiled (fp16, or a build without the option) runs the default. "-wg3", "-lag",
  * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os", "full" at hd128, is
- * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). */
+ * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). The kept maximum's
+ * forms ("-km", "-km1": PA_HV_KEEPM, PA_HV_KEEPM1) of the kernels the defaults run are
+ * tuning variants (thirty-first session, decision 122). */
+enum { /* the bits of those kernels, for the "-km" names */
+  PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
+  PA_HV_SHORT_D64_BITS = PA_HV_SHORT_BITS | PA_HV_LAG | PA_HV_S4,
+  PA_HV_K176_OS_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST,
+  PA_HV_K192_BITS = PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192,
+  PA_HV_WG3_S3_BITS = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3
+};
 #define PA_HOPPER_VARIANT_LIST(X)                                                        \
   X("serial", PA_HOPPER_SERIAL, 1)                                                       \
   X("pipe", PA_HOPPER_PIPE, 1)                                                           \
@@ -1213,7 +1237,16 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
   X("pingpong-rel-p-q2-os-s4",                                                              \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_S4, 0)  \
   X("pingpong-rel-p-q2-os-lag2",                                                            \
-    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_LAG, 0)
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_LAG, 0) \
+  X("pingpong-rel-p-q2-os-lag-km", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM, 0)                  \
+  X("pingpong-rel-p-q2-os-lag-km1", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1, 0)                \
+  X("pingpong-rel-p-q2-os-km", PA_HV_SHORT_BITS | PA_HV_KEEPM, 0)                           \
+  X("pingpong-rel-p-q2-os-km1", PA_HV_SHORT_BITS | PA_HV_KEEPM1, 0)                         \
+  X("pingpong-rel-k176-os-km", PA_HV_K176_OS_BITS | PA_HV_KEEPM, 0)                         \
+  X("pingpong-rel-k176-os-km1", PA_HV_K176_OS_BITS | PA_HV_KEEPM1, 0)                       \
+  X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 0)                              \
+  X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 0)                            \
+  X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured

@@ -394,6 +394,41 @@ for _n, _s, _c in (("kv512", 512, False), ("kv1k", 1024, False), ("kv2k", 2048, 
 for _n, _s, _c in (("kw512", 512, False), ("kw1k", 1024, False)):
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", _LAG3, _LAGK3, _LAGV3])
 
+# thirty-first session (issue 9): the kept maximum (FlashAttention-4's conditional
+# rescaling: a row's reference m moves only when a score exceeds it by more than 8 in
+# log2 units, so most tiles skip the row maxima's shuffles and O's rescale; "km") and the
+# same with the exponentials against the kept m computed beside the vote ("sp", hd64's
+# persistent kernel only: it keeps S until the vote), bf16 tuning variants, against the
+# default on each kernel where it runs: the persistent kernel (hd64 with the lag, hd128),
+# hd128's 176-key grid kernel, hd64's three-consumer grid kernels (128 and 192 keys). "-sp"
+# was removed after R1 (bench/gpu/keep_s31_r1.patch, which applies to 8e2177d): in later
+# trees its names run the default; "-km" is R1's form in later trees too
+_KM = {"l": "pingpong-rel-p-q2-os-lag", "p": "pingpong-rel-p-q2-os", "k": "pingpong-rel-k176-os",
+       "g": "serial-s3-rel-wg3", "w": "serial-rel-wg3-k192"}
+for _n, _d, _s, _c, _k in (("kp64s256", 64, 256, False, "l"), ("kp64s512", 64, 512, False, "l"),
+                           ("kp64s1k", 64, 1024, False, "l"), ("kp64c1k", 64, 1024, True, "l"),
+                           ("kp64c2k", 64, 2048, True, "l")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:km@%s=%s-km" % (_V, _KM[_k]),
+                                      "pa:sp@%s=%s-sp" % (_V, _KM[_k]), "cudnn"])
+for _n, _d, _s, _c, _k in (("kp128s512", 128, 512, False, "p"), ("kp128s1k", 128, 1024, False, "p"),
+                           ("kp128s2k", 128, 2048, False, "p"), ("kp128c2k", 128, 2048, True, "p"),
+                           ("kp128s8k", 128, 8192, False, "k"), ("kp128s16k", 128, 16384, False, "k"),
+                           ("kp64s2k", 64, 2048, False, "g"), ("kp64s4k", 64, 4096, False, "g"),
+                           ("kp64s8k", 64, 8192, False, "w"), ("kp64c8k", 64, 8192, True, "w")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:km@%s=%s-km" % (_V, _KM[_k]), "cudnn"])
+
+# R2 (written in the thirty-first session, not run there: no device was lent after R1):
+# "-km1", the kept maximum without the vote on a query tile's first key tile (every m is
+# -inf there), beside "-km" and the default on each kernel
+for _n, _d, _s, _c, _k in (("kq128s8k", 128, 8192, False, "k"), ("kq128s16k", 128, 16384, False, "k"),
+                           ("kq128c16k", 128, 16384, True, "k"), ("kq64s8k", 64, 8192, False, "w"),
+                           ("kq64c8k", 64, 8192, True, "w"), ("kq64s256", 64, 256, False, "l"),
+                           ("kq64s512", 64, 512, False, "l"), ("kq64s1k", 64, 1024, False, "l"),
+                           ("kq64c2k", 64, 2048, True, "l"), ("kq128s512", 128, 512, False, "p"),
+                           ("kq128s1k", 128, 1024, False, "p"), ("kq128s2k", 128, 2048, False, "p")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:km@%s=%s-km" % (_V, _KM[_k]),
+                                      "pa:km1@%s=%s-km1" % (_V, _KM[_k]), "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
