@@ -9,6 +9,8 @@
 # new variant, the persistent ones on 3 blocks; sanitizers on "-lag-sp" and "-lag-km"),
 # then the hd64 persistent timings (clock_probe, two rounds, sustained); PART=b: the
 # other kernels' timings.
+# (Its forced sweeps moved to lib.sh's pa_hopper_variant_sweep_bg after the run: the same
+# commands.)
 # Run: source .devkit/env; OUT=dir PART=a bash bench/gpu/keep_s31.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -19,19 +21,13 @@ V=POLYATTN_CUDA_HOPPER_VARIANT
 if [ "${PART:-a}" = a ]; then
   CASES=d64_s64_h4,s1500_causal_d64,varlen_empty,varlen_causal_gqa,varlen_block,block64_bcast_diag,causal_sq113_sk64_emptyrows,softcap5,alibi_softcap_window_gqa,s1000_causal_d128
   export POLYATTN_TEST_BACKENDS=cuda
-  sweep() { # NAME VARIANT [SETTING...]
-    local name=$1 v=$2
-    shift 2
-    step_bg "sweep-$name" 300 env POLYATTN_CUDA_KERNEL=hopper $V=$v "$@" \
-      test_forward --verbose --filter 'forward/sweep' --jobs 2
-  }
   step_bg sweep-default 300 test_forward --jobs 2
-  sweep lag-sp pingpong-rel-p-q2-os-lag-sp POLYATTN_CUDA_HOPPER_BLOCKS=3
-  sweep lag-km pingpong-rel-p-q2-os-lag-km POLYATTN_CUDA_HOPPER_BLOCKS=3
-  sweep p-km pingpong-rel-p-q2-os-km POLYATTN_CUDA_HOPPER_BLOCKS=3
-  sweep k176-km pingpong-rel-k176-os-km
-  sweep wg3-km serial-s3-rel-wg3-km
-  sweep k192-km serial-rel-wg3-k192-km
+  pa_hopper_variant_sweep_bg lag-sp pingpong-rel-p-q2-os-lag-sp POLYATTN_CUDA_HOPPER_BLOCKS=3
+  pa_hopper_variant_sweep_bg lag-km pingpong-rel-p-q2-os-lag-km POLYATTN_CUDA_HOPPER_BLOCKS=3
+  pa_hopper_variant_sweep_bg p-km pingpong-rel-p-q2-os-km POLYATTN_CUDA_HOPPER_BLOCKS=3
+  pa_hopper_variant_sweep_bg k176-km pingpong-rel-k176-os-km
+  pa_hopper_variant_sweep_bg wg3-km serial-s3-rel-wg3-km
+  pa_hopper_variant_sweep_bg k192-km serial-rel-wg3-k192-km
   pa_hopper_sanitizers_bg sp 300 "$CASES" POLYATTN_CUDA_HOPPER_BLOCKS=3 $V=pingpong-rel-p-q2-os-lag-sp
   step_wait
   pa_hopper_sanitizer step memcheck-km 200 4 memcheck "$CASES" POLYATTN_CUDA_HOPPER_BLOCKS=3 $V=pingpong-rel-p-q2-os-lag-km

@@ -18,17 +18,11 @@ STEP_TAIL=0
 V=POLYATTN_CUDA_HOPPER_VARIANT
 GRID=s1500_d64,s8400_d64,s4352_d128,s2500_causal_d64,s8400_alibi_d64,s1500_causal_d64
 export POLYATTN_TEST_BACKENDS=cuda
-sweep() { # NAME VARIANT [SETTING...]
-  local name=$1 v=$2
-  shift 2
-  step_bg "sweep-$name" 300 env POLYATTN_CUDA_KERNEL=hopper $V=$v "$@" \
-    test_forward --verbose --filter 'forward/sweep' --jobs 2
-}
 step_bg sweep-default 300 test_forward --jobs 2
-sweep lag-km1 pingpong-rel-p-q2-os-lag-km1 POLYATTN_CUDA_HOPPER_BLOCKS=3
-sweep p-km1 pingpong-rel-p-q2-os-km1 POLYATTN_CUDA_HOPPER_BLOCKS=3
-sweep k176-km1 pingpong-rel-k176-os-km1
-sweep k192-km1 serial-rel-wg3-k192-km1
+pa_hopper_variant_sweep_bg lag-km1 pingpong-rel-p-q2-os-lag-km1 POLYATTN_CUDA_HOPPER_BLOCKS=3
+pa_hopper_variant_sweep_bg p-km1 pingpong-rel-p-q2-os-km1 POLYATTN_CUDA_HOPPER_BLOCKS=3
+pa_hopper_variant_sweep_bg k176-km1 pingpong-rel-k176-os-km1
+pa_hopper_variant_sweep_bg k192-km1 serial-rel-wg3-k192-km1
 for v in pingpong-rel-k176-os-km serial-s3-rel-wg3-km serial-rel-wg3-k192-km; do
   pa_hopper_sanitizer step_bg "memcheck-$v" 300 2 memcheck "$GRID" $V=$v
   pa_hopper_sanitizer step_bg "racecheck-$v" 300 2 racecheck "$GRID" $V=$v

@@ -317,6 +317,16 @@ pa_hopper_sweep() {
   step "sweep-$name" 200 env POLYATTN_CUDA_KERNEL=hopper "$@" test_forward --verbose --filter 'forward/sweep' --jobs 8
 }
 
+# pa_hopper_variant_sweep_bg NAME VARIANT SETTING...: in the background (step_bg), the forward
+# sweep with the Hopper kernel forced onto POLYATTN_CUDA_HOPPER_VARIANT=VARIANT and each
+# SETTING, as step sweep-NAME (300 s, two test jobs; the thirty-first session's scripts).
+pa_hopper_variant_sweep_bg() {
+  local name=$1 v=$2
+  shift 2
+  step_bg "sweep-$name" 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_VARIANT="$v" "$@" \
+    test_forward --verbose --filter 'forward/sweep' --jobs 2
+}
+
 # pa_fwd_checks_tail REGEX: step test-cuda, then the synthesis lines of the sweep-* and
 # test-cuda logs and the default sweep's oracle lines of the cases matching REGEX (at
 # most 12) to $SUMMARY.
