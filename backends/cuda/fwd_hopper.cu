@@ -1246,7 +1246,8 @@ enum { /* the bits of those kernels, for the "-km" names */
   X("pingpong-rel-k176-os-km1", PA_HV_K176_OS_BITS | PA_HV_KEEPM1, 0)                       \
   X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 0)                              \
   X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 0)                            \
-  X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 0)
+  X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 0)                            \
+  X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured

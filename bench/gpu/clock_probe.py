@@ -421,7 +421,8 @@ for _n, _d, _s, _c, _k in (("kp128s512", 128, 512, False, "p"), ("kp128s1k", 128
 # "-km1", the kept maximum without the vote on a query tile's first key tile (every m is
 # -inf there), beside "-km" and the default on each kernel
 for _n, _d, _s, _c, _k in (("kq128s8k", 128, 8192, False, "k"), ("kq128s16k", 128, 16384, False, "k"),
-                           ("kq128c16k", 128, 16384, True, "k"), ("kq64s8k", 64, 8192, False, "w"),
+                           ("kq128c16k", 128, 16384, True, "k"), ("kq64s4k", 64, 4096, False, "g"),
+                           ("kq64s8k", 64, 8192, False, "w"),
                            ("kq64c8k", 64, 8192, True, "w"), ("kq64s256", 64, 256, False, "l"),
                            ("kq64s512", 64, 512, False, "l"), ("kq64s1k", 64, 1024, False, "l"),
                            ("kq64c2k", 64, 2048, True, "l"), ("kq128s512", 128, 512, False, "p"),

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Thirty-first session, R2 (issue 9), written after R1 and NOT run in that session (no
-# device was lent after R1): the kept maximum ("-km", PA_HV_KEEPM; R1 measured it +3.7-4.1%
+# device was lent after R1): the kept maximum ("-km", PA_HV_KEEPM; R1 measured it +3.6-4.1%
 # on hd128's 176-key grid kernel, +0.7-2% on hd64's grid kernels, mixed on the persistent
 # ones) and "-km1" (PA_HV_KEEPM1: the same without the vote on a query tile's first key
 # tile, where every m is -inf). Correctness in parallel: the forward suite by default,
@@ -23,6 +23,7 @@ pa_hopper_variant_sweep_bg lag-km1 pingpong-rel-p-q2-os-lag-km1 POLYATTN_CUDA_HO
 pa_hopper_variant_sweep_bg p-km1 pingpong-rel-p-q2-os-km1 POLYATTN_CUDA_HOPPER_BLOCKS=3
 pa_hopper_variant_sweep_bg k176-km1 pingpong-rel-k176-os-km1
 pa_hopper_variant_sweep_bg k192-km1 serial-rel-wg3-k192-km1
+pa_hopper_variant_sweep_bg wg3-km1 serial-s3-rel-wg3-km1
 for v in pingpong-rel-k176-os-km serial-s3-rel-wg3-km serial-rel-wg3-k192-km; do
   pa_hopper_sanitizer step_bg "memcheck-$v" 300 2 memcheck "$GRID" $V=$v
   pa_hopper_sanitizer step_bg "racecheck-$v" 300 2 racecheck "$GRID" $V=$v
@@ -31,6 +32,6 @@ step_wait
 unset POLYATTN_TEST_BACKENDS
 pa_check_summary
 [ "$FAILED" = 0 ] && step probe 420 python3 bench/gpu/clock_probe.py --rounds 2 \
-  --cases kq128s8k,kq128s16k,kq128c16k,kq64s8k,kq64c8k,kq64s512,kq64s1k,kq64c2k,kq128s512,kq128s1k
+  --cases kq128s8k,kq128s16k,kq128c16k,kq64s4k,kq64s8k,kq64c8k,kq64s512,kq64s1k,kq64c2k,kq128s512,kq128s1k
 pa_gpu_pack_keep probe.log
 pa_gpu_finish
