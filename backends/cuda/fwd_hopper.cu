@@ -211,7 +211,14 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  (FlashAttention-3's hd64 non-causal tile, 192 x 192), a third fewer
  *                  tiles than 128 keys, so a third fewer per-tile fixed costs (waits,
  *                  the row maxima's shuffles, O's rescale) per key; S is 96 of a
- *                  consumer's 160 registers (twentieth session).
+ *                  consumer's 160 registers (twentieth session);
+ *   PA_HV_KEEPM    the softmax's kept maximum (pa_frag_softmax_keep, FlashAttention-4's
+ *                  conditional rescaling): a warp's rows keep their reference m unless a
+ *                  score exceeds it by more than 8 (log2 units), decided by one vote, so
+ *                  most key tiles skip the row maxima's shuffles, alpha and O's rescale
+ *                  (thirty-first session, decision 122: +3.6-4.1% on the 176-key grid
+ *                  kernel; bf16 tuning variants "-km"); PA_HV_KEEPM1 the same except on
+ *                  a query tile's first key tile, where every m is -inf ("-km1").
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * PA_HOPPER_D256_VARIANT admits are compiled. */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
