@@ -103,14 +103,7 @@ __device__ __forceinline__ bool pa_frag_softmax_keep(pa_softmax_row (&row)[2], f
   bool grow = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    float v[NT];
-#pragma unroll
-    for (int k = 0; k < NT; ++k) v[k] = fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1));
-#pragma unroll
-    for (int w = 1; w < NT; w *= 2)
-#pragma unroll
-      for (int k = 0; k + w < NT; k += 2 * w) v[k] = fmaxf(v[k], v[k + w]);
-    tm[r] = v[0];
+    tm[r] = pa_tile_thread_row_max<F, true>(s, r);
     /* m = -inf: +inf or NaN, so the warp updates */
     grow |= !(fmaf(tm[r], xscale, -row[r].m * xscale) <= PA_SOFTMAX_KEEP_LOG2);
   }
@@ -121,9 +114,7 @@ __device__ __forceinline__ bool pa_frag_softmax_keep(pa_softmax_row (&row)[2], f
   }
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float m_new = fmaxf(row[r].m, F::row_max(tm[r]));
-    alpha[r] = row[r].m == m_new ? 1.0f : pa_exp2((row[r].m - m_new) * xscale);
-    row[r].m = m_new;
+    pa_tile_softmax_fold_max<F>(row[r], F::row_max(tm[r]), xscale, alpha[r]);
     pa_softmax_rescale(&row[r], alpha[r]);
   }
   pa_tile_softmax_accumulate<F>(row, s, xscale);

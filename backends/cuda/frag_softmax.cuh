@@ -30,38 +30,49 @@
 #define PA_LOG2E 1.4426950408889634f
 #define PA_LN2 0.6931471805599453f
 
-/* Step 1, update max: fold the tile's row maxima into m; alpha[r] rescales row r's
- * previous l and accumulator (1 when m did not move, 0 when the row had seen nothing). */
-/* TREE: the row's maximum as a balanced tree (depth log2(elems / 2) + 1 instead of
- * elems / 2: a shorter dependent chain before the exponentials; the same value, max
- * being exact). */
+/* Row r's maximum over this thread's own elements of s (TREE: as a balanced tree, depth
+ * log2(elems / 2) + 1 instead of elems / 2, a shorter dependent chain; the same value,
+ * max being exact). */
+template <typename F, bool TREE = false>
+__device__ __forceinline__ float pa_tile_thread_row_max(const typename F::frag &s, int r) {
+  if (TREE) {
+    float v[F::elems / 2];
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k) v[k] = fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1));
+#pragma unroll
+    for (int w = 1; w < F::elems / 2; w *= 2)
+#pragma unroll
+      for (int k = 0; k + w < F::elems / 2; k += 2 * w) v[k] = fmaxf(v[k], v[k + w]);
+    return v[0];
+  }
+  float tile_max = F::at(s, r, 0, 0);
+#pragma unroll
+  for (int k = 0; k < F::elems / 2; ++k)
+    tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1)));
+  return tile_max;
+}
+
+/* Fold a row's tile maximum (already reduced over the row's lanes) into m; alpha
+ * rescales the row's previous l and accumulator (1 when m did not move, 0 when the row
+ * had seen nothing). */
+template <typename F>
+__device__ __forceinline__ void pa_tile_softmax_fold_max(pa_softmax_row &row, float tile_max,
+                                                         float xscale, float &alpha) {
+  const float m_new = fmaxf(row.m, tile_max);
+  alpha = row.m == m_new ? 1.0f : F::exp2((row.m - m_new) * xscale);
+  row.m = m_new;
+}
+
+/* Step 1, update max: fold the tile's row maxima into m (pa_tile_softmax_fold_max). */
 template <typename F, bool TREE = false>
 __device__ __forceinline__ void pa_tile_softmax_update_max(pa_softmax_row (&row)[F::rows],
                                                            const typename F::frag &s,
                                                            float xscale,
                                                            float (&alpha)[F::rows]) {
 #pragma unroll
-  for (int r = 0; r < F::rows; ++r) {
-    float tile_max = F::at(s, r, 0, 0);
-    if (TREE) {
-      float v[F::elems / 2];
-#pragma unroll
-      for (int k = 0; k < F::elems / 2; ++k) v[k] = fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1));
-#pragma unroll
-      for (int w = 1; w < F::elems / 2; w *= 2)
-#pragma unroll
-        for (int k = 0; k + w < F::elems / 2; k += 2 * w) v[k] = fmaxf(v[k], v[k + w]);
-      tile_max = v[0];
-    } else {
-#pragma unroll
-      for (int k = 0; k < F::elems / 2; ++k)
-        tile_max = fmaxf(tile_max, fmaxf(F::at(s, r, k, 0), F::at(s, r, k, 1)));
-    }
-    tile_max = F::row_max(tile_max);
-    const float m_new = fmaxf(row[r].m, tile_max);
-    alpha[r] = row[r].m == m_new ? 1.0f : F::exp2((row[r].m - m_new) * xscale);
-    row[r].m = m_new;
-  }
+  for (int r = 0; r < F::rows; ++r)
+    pa_tile_softmax_fold_max<F>(row[r], F::row_max(pa_tile_thread_row_max<F, TREE>(s, r)),
+                                xscale, alpha[r]);
 }
 
 /* Step 2, rescale: l and the rows' O accumulator (map OF) by alpha. */

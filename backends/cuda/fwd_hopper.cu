@@ -1205,7 +1205,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). The kept maximum's
  * forms ("-km", "-km1": PA_HV_KEEPM, PA_HV_KEEPM1) of the kernels the defaults run are
  * tuning variants (thirty-first session, decision 122). */
-enum { /* the bits of those kernels, for the "-km" names */
+enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
+          the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
   PA_HV_SHORT_D64_BITS = PA_HV_SHORT_BITS | PA_HV_LAG | PA_HV_S4,
   PA_HV_K176_OS_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST,
@@ -1221,7 +1222,7 @@ enum { /* the bits of those kernels, for the "-km" names */
   X("pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE, 0)            \
   X("pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST, 0) \
   X("pingpong-s3-rel-e16", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16, 0) \
-  X("serial-s3-rel-wg3", PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3, 1)  \
+  X("serial-s3-rel-wg3", PA_HV_WG3_S3_BITS, 1)                                           \
   X("serial-rel-wg3", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3, 0)                    \
   X("serial-s3-rel-wg3-mc",                                                              \
     PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST, 0)         \
@@ -1233,18 +1234,13 @@ enum { /* the bits of those kernels, for the "-km" names */
   X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
   X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)                \
   X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 0)                \
-  X("pingpong-rel-p-q2-os",                                                               \
-    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST, 1)          \
+  X("pingpong-rel-p-q2-os", PA_HV_SHORT_BITS, 1)                                           \
   X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)                   \
-  X("pingpong-rel-k176-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST, 1) \
-  X("serial-rel-wg3-k192", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192, 1)   \
-  X("pingpong-rel-p-q2-os-lag",                                                             \
-    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_LAG |   \
-    PA_HV_S4, 1)                                                                            \
-  X("pingpong-rel-p-q2-os-s4",                                                              \
-    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_S4, 0)  \
-  X("pingpong-rel-p-q2-os-lag2",                                                            \
-    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST | PA_HV_LAG, 0) \
+  X("pingpong-rel-k176-os", PA_HV_K176_OS_BITS, 1)                                         \
+  X("serial-rel-wg3-k192", PA_HV_K192_BITS, 1)                                              \
+  X("pingpong-rel-p-q2-os-lag", PA_HV_SHORT_D64_BITS, 1)                                    \
+  X("pingpong-rel-p-q2-os-s4", PA_HV_SHORT_BITS | PA_HV_S4, 0)                               \
+  X("pingpong-rel-p-q2-os-lag2", PA_HV_SHORT_BITS | PA_HV_LAG, 0)                            \
   X("pingpong-rel-p-q2-os-lag-km", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM, 0)                  \
   X("pingpong-rel-p-q2-os-lag-km1", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1, 0)                \
   X("pingpong-rel-p-q2-os-km", PA_HV_SHORT_BITS | PA_HV_KEEPM, 0)                           \
@@ -1275,19 +1271,18 @@ enum { /* the bits of those kernels, for the "-km" names */
  * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN): FlashAttention-3's 192-key tile on the
  * three-consumer kernel, with two stages ("serial-rel-wg3-k192", decision 111). */
 enum {
-  PA_HOPPER_DEFAULT_D64 = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3,
+  PA_HOPPER_DEFAULT_D64 = PA_HV_WG3_S3_BITS,
   /* hd64 plain problems from PA_HOPPER_K192_SK_D64 keys, causal ones above
    * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN: 192-key tiles, two stages */
-  PA_HOPPER_DEFAULT_D64_LONG = PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192,
-  PA_HOPPER_DEFAULT_D128 = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_K176,
+  PA_HOPPER_DEFAULT_D64_LONG = PA_HV_K192_BITS,
+  PA_HOPPER_DEFAULT_D128 = PA_HV_K176_OS_BITS,
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
   PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
-  PA_HOPPER_DEFAULT_SHORT =
-      PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
+  PA_HOPPER_DEFAULT_SHORT = PA_HV_SHORT_BITS,
   /* hd64's persistent kernel: consumer 1 a key tile behind consumer 0 on a four-stage
    * ring (decision 121; "pingpong-rel-p-q2-os-lag"); its form without them
    * ("pingpong-rel-p-q2-os") is compiled at hd64 only in tuning builds (both dtypes) */
-  PA_HOPPER_DEFAULT_SHORT_D64 = PA_HOPPER_DEFAULT_SHORT | PA_HV_LAG | PA_HV_S4
+  PA_HOPPER_DEFAULT_SHORT_D64 = PA_HV_SHORT_D64_BITS
 };
 
 /* The most keys for which hd64 / hd128 problems run the persistent kernel (decisions 89
