@@ -44,6 +44,7 @@ struct pa_ampere_frag {
     joint = cfg::kv_sync == PA_KV_JOINT,
     reverse_q = cfg::reverse_q,
     tree_max = cfg::tree_max,
+    keep_max = cfg::keep_max,
     stages = cfg::stages,
     list_offset = cfg::list_offset,
     S_TILES = block_k / 8,   /* n-tiles of S [16 x BK] per M tile */

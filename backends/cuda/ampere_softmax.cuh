@@ -44,6 +44,7 @@ struct pa_quad_map {
   }
   __device__ __forceinline__ static float row_max(float v) { return pa_quad_max(v); }
   __device__ __forceinline__ static float row_sum(float v) { return pa_quad_sum(v); }
+  __device__ __forceinline__ static bool any(bool b) { return __any_sync(0xffffffffu, b); }
   __device__ __forceinline__ static float exp2(float x) { return pa_exp2(x); }
   __device__ __forceinline__ static float2 exp2_pair(float a, float b) {
     return pa_exp2_pair_f16(a, b);
@@ -83,42 +84,12 @@ __device__ __forceinline__ void pa_frag_softmax_accumulate(pa_softmax_row (&row)
   pa_tile_softmax_accumulate<pa_quad_map<NT>, EXP16, LOG2_GAIN, SUM>(row, s, xscale);
 }
 
-/* Steps 1-3 with a kept maximum (FlashAttention-4's conditional rescaling; the Hopper
- * kernel's PA_HV_KEEPM, decision 122). Where no element of the warp's rows exceeds its
- * row's running maximum m by more than PA_SOFTMAX_KEEP_LOG2 (log2 units, so every p <=
- * 2^8), m is kept: alpha = 1, no quad reductions, no rescale of l (and the caller skips
- * O's). The vote needs only each thread's own row maxima: if none exceeds m + 8, no row
- * maximum does. Otherwise (some row grew by more, or some row's m is still -inf) the
- * warp takes steps 1-3 as pa_frag_softmax_update_max / _accumulate do. m is then a
- * reference at most 8 below the running maximum rather than the maximum itself; O / l
- * and the LSE (m + log l) do not depend on which reference was used, and P's rounding to
- * 16 bits is relative, so only the results' rounding moves. Returns whether any m moved
- * (warp-uniform); s becomes p in place as in step 3. */
-#define PA_SOFTMAX_KEEP_LOG2 8.0f
+/* Steps 1-3 with a kept maximum (frag_softmax.cuh's pa_tile_softmax_keep at p <= 2^8;
+ * the Hopper kernel's PA_HV_KEEPM, the Ampere rows' keep column). */
 template <int NT>
 __device__ __forceinline__ bool pa_frag_softmax_keep(pa_softmax_row (&row)[2], float (&s)[NT][4],
                                                      float xscale, float (&alpha)[2]) {
-  typedef pa_quad_map<NT> F;
-  float tm[2];
-  bool grow = false;
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    tm[r] = pa_tile_thread_row_max<F, true>(s, r);
-    /* m = -inf: +inf or NaN, so the warp updates */
-    grow |= !(fmaf(tm[r], xscale, -row[r].m * xscale) <= PA_SOFTMAX_KEEP_LOG2);
-  }
-  if (!__any_sync(0xffffffffu, grow)) {
-    alpha[0] = alpha[1] = 1.0f;
-    pa_tile_softmax_accumulate<F>(row, s, xscale);
-    return false;
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    pa_tile_softmax_fold_max<F>(row[r], F::row_max(tm[r]), xscale, alpha[r]);
-    pa_softmax_rescale(&row[r], alpha[r]);
-  }
-  pa_tile_softmax_accumulate<F>(row, s, xscale);
-  return true;
+  return pa_tile_softmax_keep<pa_quad_map<NT>>(row, s, xscale, PA_SOFTMAX_KEEP_LOG2, alpha);
 }
 
 template <int DT>

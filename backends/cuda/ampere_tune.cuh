@@ -43,8 +43,10 @@ enum pa_ampere_variant {
   PA_VARIANT_M2K128 = 5, /* "m2k128": as m2 at hd64 with 128-key tiles (FlashAttention-2's shape) */
   PA_VARIANT_M2K128T = 6, /* "m2k128t": m2k128 with the row maxima as balanced trees */
   PA_VARIANT_M2K128TJ = 7, /* "m2k128tj": m2k128t with one barrier per key tile */
-  PA_VARIANT_AUTO = 8,    /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 9
+  PA_VARIANT_M2K64KM = 8, /* "m2k64-km": m2k64 with the softmax's kept maximum (keep below) */
+  PA_VARIANT_M2K128TJKM = 9, /* "m2k128tj-km": m2k128tj with the kept maximum */
+  PA_VARIANT_AUTO = 10,   /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 11
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
@@ -72,23 +74,27 @@ struct pa_ampere_tune;
 /* ptxas (nvcc 13.0), registers per thread sm_80 / sm_90, no spills:
  * base: hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246.
  * m2 / m2j: see the rows (fwd_ampere.cu compiles m2 for hd 64 and 128, m2j for hd 64). */
-#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE)                              \
+#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP)                        \
   template <> struct pa_ampere_tune<D, V> {                                            \
     enum { warps = W, m_tiles = MT, block_k = BK, q_in_regs = QREGS, min_blocks = MINB, \
-           kv_sync = SYNC, tree_max = TREE };                                           \
+           kv_sync = SYNC, tree_max = TREE, keep_max = KEEP };                          \
   }
 /* m_tiles: 16-row mma M tiles per warp (block_q = 16 * m_tiles * warps). Two tiles
  * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
  * per warp each mma needs 256 bytes of ldmatrix traffic, which on sm_80/sm_90
  * (128 B/clk/SM of shared memory) is slower than the tensor cores themselves.
  * tree: the row maxima as balanced trees (frag_softmax.cuh TREE; 1 in m2k128t, m2k128tj).
- *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree */
-PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0);
-PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0);
-PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0);
-PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0);
-PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0);
-PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0);
+ * keep: the softmax's kept maximum (fwd_tile.cuh keep_max; FlashAttention-4's conditional
+ *       rescaling, decision 122): a warp's rows keep their reference m while no score
+ *       exceeds it by more than 2^8, and such tiles skip the quad shuffles, alpha and O's
+ *       rescale (hd128: 128 FMUL per thread and tile). Rows m2k64-km, m2k128tj-km.
+ *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep */
+PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0);
 /* Candidates (not measured yet): FlashAttention-2's sm80 warp shape, 4 warps x 32
  * rows, two blocks per SM so one block's barriers and softmax overlap the other's mma.
  * ptxas sm_80 / sm_90 registers, 0 spills: m2 hd64 255/255, m2 hd128 253/250,
@@ -96,14 +102,16 @@ PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,        
  * registers (block_k 64 spilled 4 bytes); m2j at hd128 spilled 8 bytes on sm_90
  * even at block_k 32, so m2j runs m2's hd128 row. smem: m2 hd64 48 KiB, m2 hd128
  * 64 KiB, m2j hd64 48 KiB (x2 blocks per SM). */
-PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0);
-PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0);
-PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1);
-PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1);
+PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1);
+PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */
@@ -122,6 +130,7 @@ struct pa_ampere_cfg {
     min_blocks = tune::min_blocks,
     kv_sync = tune::kv_sync,
     tree_max = tune::tree_max,
+    keep_max = tune::keep_max,
     /* Query blocks launched last-first (causal: longest blocks first). Off in the
      * base rows, which stay as measured; on sm_80 it costs hd256 a register it does
      * not have (64 bytes of spills). */

@@ -10,6 +10,8 @@
  *                      rows (pa_lanes_max / pa_lanes_sum: a quad on mma.sync, the
  *                      lane pair l, l + 32 of a wavefront on MFMA 32x32)
  *   F::exp2(x)         2^x with 2^-inf = +0 (the vendor's fast exponential)
+ *   F::any(b)          whether b holds in any lane of the warp (a vote; only
+ *                      pa_tile_softmax_keep needs it)
  * Each thread keeps one pa_softmax_row per row it holds:
  *   m  the running maximum, in "x units" (below), identical in the lanes of a row;
  *   l  the running sum of this thread's own p only; the lanes' partial sums are
@@ -75,13 +77,10 @@ __device__ __forceinline__ void pa_tile_softmax_update_max(pa_softmax_row (&row)
                                 xscale, alpha[r]);
 }
 
-/* Step 2, rescale: l and the rows' O accumulator (map OF) by alpha. */
+/* Step 2 on the rows' O accumulator (map OF) only: O *= alpha. */
 template <typename OF>
-__device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF::rows],
-                                                        const float (&alpha)[OF::rows],
-                                                        typename OF::frag &o) {
-#pragma unroll
-  for (int r = 0; r < OF::rows; ++r) pa_softmax_rescale(&row[r], alpha[r]);
+__device__ __forceinline__ void pa_tile_softmax_rescale_acc(const float (&alpha)[OF::rows],
+                                                            typename OF::frag &o) {
 #pragma unroll
   for (int k = 0; k < OF::elems / 2; ++k)
 #pragma unroll
@@ -89,6 +88,16 @@ __device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF
       OF::at(o, r, k, 0) *= alpha[r];
       OF::at(o, r, k, 1) *= alpha[r];
     }
+}
+
+/* Step 2, rescale: l and the rows' O accumulator (map OF) by alpha. */
+template <typename OF>
+__device__ __forceinline__ void pa_tile_softmax_rescale(pa_softmax_row (&row)[OF::rows],
+                                                        const float (&alpha)[OF::rows],
+                                                        typename OF::frag &o) {
+#pragma unroll
+  for (int r = 0; r < OF::rows; ++r) pa_softmax_rescale(&row[r], alpha[r]);
+  pa_tile_softmax_rescale_acc<OF>(alpha, o);
 }
 
 /* Step 3, accumulate: s becomes p = exp(score - m) in place, and l += sum p. (The
@@ -125,6 +134,49 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
     if (SUM) pa_softmax_accumulate(&row[r], sum);
   }
 }
+
+/* Steps 1-3 with a kept maximum (FlashAttention-4's conditional rescaling, decision
+ * 122). Where no element of the warp's rows exceeds its row's m by more than keep_log2
+ * (log2 units: every p <= 2^keep_log2), m is kept: alpha = 1, no row reductions, no
+ * rescale of l (and the caller skips O's). The vote needs only each thread's own row
+ * maxima: if none exceeds m + keep_log2, no row maximum does. Otherwise (some row grew
+ * by more, or some row's m is still -inf) the warp takes steps 1-3 as
+ * pa_tile_softmax_update_max / _accumulate do. m is then a reference at most keep_log2
+ * below the running maximum rather than the maximum itself; O / l and the LSE (m + log l)
+ * do not depend on which reference was used, and P's rounding is relative, so only the
+ * results' rounding moves. Returns whether any m moved (uniform over the warp, F::any's
+ * vote); s becomes p (times 2^LOG2_GAIN) in place as in step 3. LOG2_GAIN, SUM: as in
+ * pa_tile_softmax_accumulate; the largest p is then 2^(keep_log2 + LOG2_GAIN), which the
+ * caller's number format must hold. */
+template <typename F, int LOG2_GAIN = 0, bool SUM = true>
+__device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::rows],
+                                                     typename F::frag &s, float xscale,
+                                                     float keep_log2, float (&alpha)[F::rows]) {
+  float tm[F::rows];
+  bool grow = false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    tm[r] = pa_tile_thread_row_max<F, true>(s, r);
+    /* m = -inf: +inf or NaN, so the warp updates */
+    grow |= !(fmaf(tm[r], xscale, -row[r].m * xscale) <= keep_log2);
+  }
+  if (!F::any(grow)) {
+#pragma unroll
+    for (int r = 0; r < F::rows; ++r) alpha[r] = 1.0f;
+    pa_tile_softmax_accumulate<F, false, LOG2_GAIN, SUM>(row, s, xscale);
+    return false;
+  }
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    pa_tile_softmax_fold_max<F>(row[r], F::row_max(tm[r]), xscale, alpha[r]);
+    pa_softmax_rescale(&row[r], alpha[r]);
+  }
+  pa_tile_softmax_accumulate<F, false, LOG2_GAIN, SUM>(row, s, xscale);
+  return true;
+}
+
+/* The kept maximum's threshold for 16-bit P (decision 122): p <= 2^8. */
+#define PA_SOFTMAX_KEEP_LOG2 8.0f
 
 /* Step 4, normalise: completes l over the row's lanes, scales O (map OF) by 1 / l
  * (0 for a row that kept nothing), and returns each row's natural-log LSE (-inf for

@@ -76,7 +76,8 @@ int pa_bucket(const pa_problem *p) {
  * comparisons timed the first variant only). Unknown names run the default variant
  * (the library never prints). */
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
-    "base", "m2", "m2j", "m2k64", "m2k64j", "m2k128", "m2k128t", "m2k128tj", "auto"};
+    "base",    "m2",       "m2j",      "m2k64",       "m2k64j", "m2k128",
+    "m2k128t", "m2k128tj", "m2k64-km", "m2k128tj-km", "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -88,10 +89,11 @@ int pa_variant() {
 
 /* The (head dim, variant) instantiations compiled: hd64 m2k128tj and hd128 m2k64 (what
  * "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
- * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128 and m2k128t, hd128 base,
- * m2 and m2k64j (m2j runs m2's row); a variant without a compiled row runs the head dim's
- * "auto" row. Every other head dim runs its base row, whatever the variant. The callback
- * gets the pair as a type: f(pa_inst<D, V>()) is instantiated for each compiled pair. */
+ * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128, m2k128t and m2k128tj-km,
+ * hd128 base, m2, m2k64j and m2k64-km (m2j runs m2's row); a variant without a compiled
+ * row runs the head dim's "auto" row. Every other head dim runs its base row, whatever
+ * the variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
+ * for each compiled pair. */
 template <int D, int V>
 struct pa_inst {
   enum { d = D, v = V };
@@ -118,12 +120,14 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M2K128) return f(pa_inst<64, PA_VARIANT_M2K128>());
     if (variant == PA_VARIANT_M2K128T) return f(pa_inst<64, PA_VARIANT_M2K128T>());
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
+    if (variant == PA_VARIANT_M2K128TJKM) return f(pa_inst<64, PA_VARIANT_M2K128TJKM>());
 #endif
     return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
 #if PA_CUDA_TUNING_VARIANTS
     if (variant == PA_VARIANT_M2K64J) return f(pa_inst<128, PA_VARIANT_M2K64J>());
+    if (variant == PA_VARIANT_M2K64KM) return f(pa_inst<128, PA_VARIANT_M2K64KM>());
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<128, PA_VARIANT_BASE>());

@@ -1204,7 +1204,9 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os", "full" at hd128, is
  * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). The kept maximum's
  * forms ("-km", "-km1": PA_HV_KEEPM, PA_HV_KEEPM1) of the kernels the defaults run are
- * tuning variants (thirty-first session, decision 122). */
+ * tuning variants (thirty-first session, decision 122); "pingpong-rel-os-km" is hd256's
+ * default and hd128's fallback for problems that are not plain with it (thirty-second
+ * session, decision 123). */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1250,7 +1252,8 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 0)                              \
   X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 0)                            \
   X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 0)                            \
-  X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)
+  X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)                          \
+  X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1364,7 +1367,8 @@ constexpr bool pa_hopper_compiled_at(int d, int v) {
                         v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_LAZYO) ||
-                        v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST)
+                        v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST) ||
+                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_KEEPM)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
                         (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS);
 }

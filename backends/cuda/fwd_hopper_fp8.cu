@@ -259,11 +259,19 @@ struct pa_fp8_cfg {
  *               loses its FADD per element (96 per thread and 192-key tile), the
  *               products gain 8 of 128 (72 of 64) output columns. l is then the sum of
  *               the e4m3-rounded P that multiplies V, not of the unrounded p.
+ *   PA_FP8_KEEPM the softmax's kept maximum (frag_softmax.cuh pa_tile_softmax_keep,
+ *               the 16-bit kernel's PA_HV_KEEPM, decision 122): a warp's rows keep
+ *               their reference m while no score exceeds it by more than
+ *               PA_FP8_KEEP_LOG2; such tiles skip the quad shuffles, alpha and the
+ *               rescales of l and O (one vote on the threads' own row maxima instead
+ *               of SKIP's vote after the reductions). The threshold is P's headroom
+ *               in e4m3: 2^8 p <= 2^8.75 = 430.5 < 448, e4m3's largest finite value.
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
+#define PA_FP8_KEEP_LOG2 0.75f
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
        PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024,
-       PA_FP8_ROWSUM = 2048 };
+       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096 };
 /* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
  * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
  * hd128 x 64, two stages; elsewhere it runs with two). */
@@ -395,6 +403,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
                 "pingpong takes two consumers");
   static_assert(!(V & PA_FP8_ROWSUM) || !(V & (PA_FP8_F16 | PA_FP8_E16)),
                 "ROWSUM's exponentials are the float32 ones");
+  static_assert(!(V & PA_FP8_KEEPM) || !(V & (PA_FP8_F16 | PA_FP8_E16)),
+                "the kept maximum's exponentials are the float32 ones");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
@@ -405,6 +415,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     SKIP = (V & PA_FP8_SKIP) != 0,
     TREE = (V & PA_FP8_TREE) != 0,
     ROWSUM = (V & PA_FP8_ROWSUM) != 0,
+    KEEPM = (V & PA_FP8_KEEPM) != 0,
     VT_ROWS = cfg::vt_rows,
     OT = D / 8 + ROWSUM, /* 8-column chunks of the O accumulator (ROWSUM: + l's) */
     BQ = cfg::block_q,
@@ -552,7 +563,10 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
           pa_fp8_desc<VSW>(s_vt(s) + (32 * kk / VSW) * (VT_ROWS * VSW) + 32 * kk % VSW), 1);
     pa_wgmma_commit();
   };
-  /* Scores, masks and softmax steps 1-3 (O's rescale by alpha is the caller's). */
+  /* Scores, masks and softmax steps 1-3 (O's rescale by alpha is the caller's). KEEPM:
+   * the kept maximum; `moved` says whether any row's reference moved (else alpha is 1
+   * and O's rescale is skipped). */
+  bool moved = true;
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, float (&alpha)[2]) {
     if (general) { /* pa_score's scale is that of the real-valued q and k */
 #pragma unroll
@@ -564,6 +578,12 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
     pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, false, k0,
                             c.i0 + row0 + (lane >> 2), t);
+    if (KEEPM) {
+      /* ROWSUM: l is rescaled too where m moves, unused (step 4 takes P.V^T's column) */
+      moved = pa_tile_softmax_keep<pa_quad_map<S_TILES>, GAIN ? 8 : 0, !ROWSUM>(
+          sm, sacc, xscale, PA_FP8_KEEP_LOG2, alpha);
+      return;
+    }
     pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
     /* ROWSUM: step 3's exponentials only, l is P.V^T's ones column (set in step 4) */
     if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
@@ -571,6 +591,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
+    if (KEEPM && !moved) return; /* alpha is 1 (pa_tile_softmax_keep) */
     if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) return;
 #pragma unroll
     for (int d = 0; d < OT; ++d) {
@@ -851,7 +872,11 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe-gs-t-k64", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_K64, 0) \
   X("serial-gs-t-wg3", PA_FP8_SERIAL | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3, 0) \
   X("pingpong-gs-k192-t-r", PA_FP8_PINGPONG | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_K192 | PA_FP8_TREE | PA_FP8_ROWSUM, 1) \
-  X("pipe-gs-t-wg3-r", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3 | PA_FP8_ROWSUM, 1)
+  X("pipe-gs-t-wg3-r", PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3 | PA_FP8_ROWSUM, 1) \
+  X("pingpong-gs-k192-t-km", PA_FP8_DEFAULT_D128 | PA_FP8_KEEPM, 0) \
+  X("pingpong-gs-k192-t-r-km", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_KEEPM, 0) \
+  X("pipe-gs-t-wg3-km", PA_FP8_DEFAULT_D64 | PA_FP8_KEEPM, 0) \
+  X("pipe-gs-t-wg3-r-km", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_KEEPM, 0)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum

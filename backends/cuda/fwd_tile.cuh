@@ -27,6 +27,9 @@
  *                barrier before P.V (V may still be in flight during S)
  *   reverse_q    query blocks last-first (causal: the longest first)
  *   tree_max     1: the row maxima as balanced trees (frag_softmax.cuh TREE)
+ *   keep_max     1: the softmax's kept maximum (frag_softmax.cuh pa_tile_softmax_keep,
+ *                p <= 2^8; O rescaled only where a row's reference moved; its maps
+ *                then need F::any, the warp's vote)
  *   stages       1 or 2 K/V buffers; list_offset: the block list's shared bytes
  *   s_map x_map o_map   fragment maps (frag_softmax.cuh, frag_scores.cuh) of S, of
  *                the softmax operand (S, or what a selection keeps of it) and of O
@@ -153,9 +156,15 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         typename L::select_t sel;
         typename L::x_frag &x = L::softmax_operand(s[mt], sel, sp24_select, key_t);
         float alpha[x_map::rows];
-        pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], x, xscale, alpha);
-        pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
-        pa_tile_softmax_accumulate<x_map>(sm[mt], x, xscale);
+        if constexpr (L::keep_max != 0) {
+          /* the kept maximum: O is rescaled only on tiles where some row's m moved */
+          if (pa_tile_softmax_keep<x_map>(sm[mt], x, xscale, PA_SOFTMAX_KEEP_LOG2, alpha))
+            pa_tile_softmax_rescale_acc<o_map>(alpha, o[mt]);
+        } else {
+          pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], x, xscale, alpha);
+          pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
+          pa_tile_softmax_accumulate<x_map>(sm[mt], x, xscale);
+        }
         L::to_p(x, sel, pf[mt], key_t);
       }
     }

@@ -102,6 +102,7 @@ struct pa_mfma_frag {
     joint = 1,               /* the loads are done when a thread passes them */
     reverse_q = 0,
     tree_max = 0,            /* the row maxima in a chain (fwd_tile.cuh) */
+    keep_max = 0,            /* the running maximum, not a kept one (fwd_tile.cuh) */
     QK_STEPS = DB / PA_MFMA32_K,    /* k-steps of K . Q^T over the head dim */
     O_BLOCKS = DB / PA_MFMA32_M,    /* [32 x 32] blocks of O^T */
     PV_STEPS = block_k / PA_MFMA32_K, /* k-steps of V^T . P^T */
