@@ -84,8 +84,9 @@ __device__ __forceinline__ void pa_frag_softmax_accumulate(pa_softmax_row (&row)
   pa_tile_softmax_accumulate<pa_quad_map<NT>, EXP16, LOG2_GAIN, SUM>(row, s, xscale);
 }
 
-/* Steps 1-3 with a kept maximum (frag_softmax.cuh's pa_tile_softmax_keep at p <= 2^8;
- * the Hopper kernel's PA_HV_KEEPM, the Ampere rows' keep column). */
+/* Steps 1-3 with a kept maximum (frag_softmax.cuh's pa_tile_softmax_keep at p <= 2^8):
+ * the Hopper kernel's PA_HV_KEEPM. (The Ampere rows' keep column calls
+ * pa_tile_softmax_keep itself, fwd_tile.cuh.) */
 template <int NT>
 __device__ __forceinline__ bool pa_frag_softmax_keep(pa_softmax_row (&row)[2], float (&s)[NT][4],
                                                      float xscale, float (&alpha)[2]) {

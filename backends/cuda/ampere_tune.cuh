@@ -87,7 +87,8 @@ struct pa_ampere_tune;
  * keep: the softmax's kept maximum (fwd_tile.cuh keep_max; FlashAttention-4's conditional
  *       rescaling, decision 122): a warp's rows keep their reference m while no score
  *       exceeds it by more than 2^8, and such tiles skip the quad shuffles, alpha and O's
- *       rescale (hd128: 128 FMUL per thread and tile). Rows m2k64-km, m2k128tj-km.
+ *       rescale (hd128: 128 FMUL per thread and tile). Rows m2k64-km, m2k128tj-km (the
+ *       vote's row maxima are balanced trees, so m2k64-km also differs from m2k64 there).
  *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep */
 PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0);
 PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0);

@@ -147,7 +147,8 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
  * results' rounding moves. Returns whether any m moved (uniform over the warp, F::any's
  * vote); s becomes p (times 2^LOG2_GAIN) in place as in step 3. LOG2_GAIN, SUM: as in
  * pa_tile_softmax_accumulate; the largest p is then 2^(keep_log2 + LOG2_GAIN), which the
- * caller's number format must hold. */
+ * caller's number format must hold. The threads' row maxima are the balanced trees
+ * (TREE), whatever the caller's steps 1-3 use otherwise: the same values. */
 template <typename F, int LOG2_GAIN = 0, bool SUM = true>
 __device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::rows],
                                                      typename F::frag &s, float xscale,

@@ -263,8 +263,8 @@ struct pa_fp8_cfg {
  *               the 16-bit kernel's PA_HV_KEEPM, decision 122): a warp's rows keep
  *               their reference m while no score exceeds it by more than
  *               PA_FP8_KEEP_LOG2; such tiles skip the quad shuffles, alpha and the
- *               rescales of l and O (one vote on the threads' own row maxima instead
- *               of SKIP's vote after the reductions). The threshold is P's headroom
+ *               rescales of l and O (one vote on the threads' own row maxima replaces
+ *               SKIP's vote after the reductions). The threshold is P's headroom
  *               in e4m3: 2^8 p <= 2^8.75 = 430.5 < 448, e4m3's largest finite value.
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 #define PA_FP8_KEEP_LOG2 0.75f
@@ -591,8 +591,11 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
-    if (KEEPM && !moved) return; /* alpha is 1 (pa_tile_softmax_keep) */
-    if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) return;
+    if (KEEPM) {
+      if (!moved) return; /* alpha is 1 (pa_tile_softmax_keep); SKIP's vote is this one */
+    } else if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) {
+      return;
+    }
 #pragma unroll
     for (int d = 0; d < OT; ++d) {
       o[d][0] *= alpha[0];
