@@ -220,7 +220,7 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  kernel; bf16 tuning variants "-km"); PA_HV_KEEPM1 the same except on
  *                  a query tile's first key tile, where every m is -inf ("-km1").
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
- * PA_HOPPER_D256_VARIANT admits are compiled. */
+ * pa_hopper_compiled_at admits are compiled (hd256's "-km" among them, a tuning variant). */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
