@@ -57,9 +57,12 @@ enum pa_ampere_variant {
  * m2k128t 1-2% ahead of m2k128 without a mask, and ahead of m2j with a causal one by 2% at
  * S1024, 4% at S2048 and 5-7% from S4096, 2% behind at S512; the second session's choice
  * of m2j for masked problems, 180 against 150 TFLOP/s, predates the whole-tile copies);
- * hd128 m2k64 (S=8192: base 221, m2 251, m2k64 290; its tree form m2k64t measured level,
- * its one-barrier form m2k64j 1-2.5% behind, with 40 bytes of spills); the other buckets
- * run base.
+ * hd128 m2k64-km, m2k64 with the softmax's kept maximum (thirty-third session, sustained
+ * bf16 beside SDPA flash: +2.7-2.8% at S2048, +3.3-3.5% at S8192 and S16384, +3.9-4.2% causal
+ * S8192 over m2k64; m2k64 itself: S=8192 base 221, m2 251, m2k64 290; its tree form
+ * m2k64t measured level, its one-barrier form m2k64j 1-2.5% behind, with 40 bytes of
+ * spills); hd64's m2k128tj-km measured 1.9-2.6% behind m2k128tj, a tuning row; the other
+ * buckets run base.
  * pa_auto_variant() in fwd_ampere.cu holds the mapping. */
 enum { PA_VARIANT_DEFAULT = PA_VARIANT_AUTO };
 

@@ -87,10 +87,10 @@ int pa_variant() {
   return (int)PA_VARIANT_DEFAULT;
 }
 
-/* The (head dim, variant) instantiations compiled: hd64 m2k128tj and hd128 m2k64 (what
+/* The (head dim, variant) instantiations compiled: hd64 m2k128tj and hd128 m2k64-km (what
  * "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
  * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128, m2k128t and m2k128tj-km,
- * hd128 base, m2, m2k64j and m2k64-km (m2j runs m2's row); a variant without a compiled
+ * hd128 base, m2, m2k64j and m2k64 (m2j runs m2's row); a variant without a compiled
  * row runs the head dim's "auto" row. Every other head dim runs its base row, whatever
  * the variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
  * for each compiled pair. */
@@ -102,10 +102,11 @@ struct pa_inst {
 /* "auto": the variant measured fastest per bucket (ampere_tune.cuh); at hd64 the
  * 128-key tiles with tree maxima and one barrier per tile for every mask: plain, causal
  * and sliding windows (bench/RESULTS.md, twenty-third and twenty-seventh sessions; until
- * the latter a left window ran m2j, 5-11% slower). */
+ * the latter a left window ran m2j, 5-11% slower); at hd128 the 64-key tiles with the
+ * softmax's kept maximum (thirty-third session, decision 124: +2.7-4.2% over m2k64). */
 int pa_auto_variant(int bucket) {
   if (bucket == 64) return PA_VARIANT_M2K128TJ;
-  return bucket == 128 ? PA_VARIANT_M2K64 : PA_VARIANT_BASE;
+  return bucket == 128 ? PA_VARIANT_M2K64KM : PA_VARIANT_BASE;
 }
 
 template <typename F>
@@ -127,12 +128,12 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
   case 128:
 #if PA_CUDA_TUNING_VARIANTS
     if (variant == PA_VARIANT_M2K64J) return f(pa_inst<128, PA_VARIANT_M2K64J>());
-    if (variant == PA_VARIANT_M2K64KM) return f(pa_inst<128, PA_VARIANT_M2K64KM>());
+    if (variant == PA_VARIANT_M2K64) return f(pa_inst<128, PA_VARIANT_M2K64>());
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<128, PA_VARIANT_BASE>());
 #endif
-    return f(pa_inst<128, PA_VARIANT_M2K64>());
+    return f(pa_inst<128, PA_VARIANT_M2K64KM>());
   case 192: return f(pa_inst<192, PA_VARIANT_BASE>());
   case 256: return f(pa_inst<256, PA_VARIANT_BASE>());
   }

@@ -431,8 +431,10 @@ for _n, _d, _s, _c, _k in (("kq128s8k", 128, 8192, False, "k"), ("kq128s16k", 12
                                       "pa:km1@%s=%s-km1" % (_V, _KM[_k]), "cudnn"])
 
 # thirty-second session (issues 3 and 9), written without a device: the kept maximum on
-# the Ampere rows the defaults run ("m2k64-km" at hd128, "m2k128tj-km" at hd64) beside
-# the default row and SDPA flash; and on the FP8 kernels the defaults run without LSE (the
+# the Ampere rows the defaults ran then ("m2k64-km" at hd128, "m2k128tj-km" at hd64) beside
+# the default row and SDPA flash (run in the thirty-third session; since decision 124
+# "m2k64-km" is hd128's default, so ak128* time the default against itself: name
+# POLYATTN_CUDA_AMPERE_VARIANT=m2k64 for the old row, a tuning row); and on the FP8 kernels the defaults run without LSE (the
 # ROWSUM forms: "pingpong-gs-k192-t-r-km" at hd128, "pipe-gs-t-wg3-r-km" at hd64) beside
 # the default and cuDNN bf16
 _AKM = {64: "m2k128tj-km", 128: "m2k64-km"}
@@ -443,7 +445,9 @@ for _n, _d, _s, _c in (("ak64s2k", 64, 2048, False), ("ak64s8k", 64, 8192, False
     CASES[_n] = ("bf16", _d, _s, _c,
                  [_AMP, "pa:km@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _AKM[_d],
                   "flash"])
-# hd256's default with the kept maximum ("pingpong-rel-os-km", a tuning variant)
+# hd256's default with the kept maximum ("pingpong-rel-os-km"; hd256's default since decision
+# 124, so kd256* and the grid kp* cases time the default against itself: the names without
+# "-km" are the old kernels, tuning variants)
 for _n, _s, _c in (("kd256s8k", 8192, False), ("kd256c8k", 8192, True), ("kd256s2k", 2048, False)):
     CASES[_n] = ("bf16", 256, _s, _c, ["pa", "pa:km@%s=pingpong-rel-os-km" % _V, "cudnn"])
 _FKM = {64: "pipe-gs-t-wg3-r-km", 128: "pingpong-gs-k192-t-r-km"}
