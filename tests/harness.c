@@ -174,9 +174,16 @@ void th_case_label(const th_case *c, polyattn_backend_kind kind, char *buf, size
 
 /* ------------------------------------------------------------ whole tests */
 
+/* POLYATTN_TEST_NO_LSE=1: the forward sweep without LSE (harness.h). */
+static int no_lse_forced(void) {
+  const char *env = getenv("POLYATTN_TEST_NO_LSE");
+  return env && !strcmp(env, "1");
+}
+
 void th_forward_test(const th_case *table, const th_param *p) {
   if (p->case_index < 0) th_skip_unusable(p->backend);
   th_case c = th_case_resolve(&table[p->case_index], p->dtype);
+  if (no_lse_forced()) c.no_lse = 1;
   char label[200];
   th_case_label(&c, p->backend, label, sizeof label);
   polyattn_context *ctx = th_context_or_skip(p->backend);

@@ -18,7 +18,10 @@
  * variable POLYATTN_TEST_BACKENDS=cpu,cuda,... when set. A selected backend that is
  * absent or unusable yields one loud skip with the reason, never a pass.
  * POLYATTN_TEST_CASES=sub1,sub2 keeps only the cases whose name contains one of
- * the substrings (a reduced sweep, e.g. under compute-sanitizer). */
+ * the substrings (a reduced sweep, e.g. under compute-sanitizer).
+ * POLYATTN_TEST_NO_LSE=1 runs the forward sweep (th_forward_test) without asking for
+ * the LSE, as the no_lse cases do: kernels that take another path then (the CUDA
+ * Ampere rows with the tensor cores' row sums) get the whole sweep. */
 #ifndef PA_TESTS_HARNESS_H
 #define PA_TESTS_HARNESS_H
 

@@ -45,6 +45,7 @@ struct pa_ampere_frag {
     reverse_q = cfg::reverse_q,
     tree_max = cfg::tree_max,
     keep_max = cfg::keep_max,
+    rowsum = cfg::rowsum && !SP24, /* l by the tensor cores (warp_ops::pv's ls); not on mma.sp */
     stages = cfg::stages,
     list_offset = cfg::list_offset,
     S_TILES = block_k / 8,   /* n-tiles of S [16 x BK] per M tile */
@@ -224,20 +225,45 @@ struct pa_ampere_frag {
           }
         }
       } else {
+        float unused[1][4];
+        pv_dense<false>(o, pf, s_v, unused);
+      }
+    }
+
+    /* rowsum: O += P . V as pv does, and ls[mt] = P . ones, the M tile's row sums of the
+     * P that P.V multiplies: every column of C is the whole row's sum, so each lane gets
+     * its two rows' sums (ls[mt][0], ls[mt][2]) without the quad's shuffles. One more mma
+     * per M tile and k16 step; ls starts at zero for each tile. */
+    __device__ __forceinline__ void pv(o_frag (&o)[m_tiles], const p_frag (&pf)[m_tiles],
+                                       uint32_t s_v, float (&ls)[m_tiles][4]) const {
+      static_assert(rowsum, "the row sums by the tensor cores: dense rows with rowsum only");
 #pragma unroll
-        for (int kk = 0; kk < PV_STEPS; ++kk) {
+      for (int mt = 0; mt < m_tiles; ++mt) ls[mt][0] = ls[mt][1] = ls[mt][2] = ls[mt][3] = 0.0f;
+      pv_dense<true>(o, pf, s_v, ls);
+    }
+
+    template <bool RS, int LM>
+    __device__ __forceinline__ void pv_dense(o_frag (&o)[m_tiles], const p_frag (&pf)[m_tiles],
+                                             uint32_t s_v, float (&ls)[LM][4]) const {
+      const uint32_t ones = pa_one2<T>();
 #pragma unroll
-          for (int dd = 0; dd < O_TILES / 2; ++dd) {
-            uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
-            pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+      for (int kk = 0; kk < PV_STEPS; ++kk) {
 #pragma unroll
-            for (int mt = 0; mt < m_tiles; ++mt) {
-              pa_mma_16816<T>(o[mt][2 * dd], pf[mt].a[kk], bv[0], bv[1]);
-              pa_mma_16816<T>(o[mt][2 * dd + 1], pf[mt].a[kk], bv[2], bv[3]);
-            }
+        for (int dd = 0; dd < O_TILES / 2; ++dd) {
+          uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
+          pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
+#pragma unroll
+          for (int mt = 0; mt < m_tiles; ++mt) {
+            pa_mma_16816<T>(o[mt][2 * dd], pf[mt].a[kk], bv[0], bv[1]);
+            pa_mma_16816<T>(o[mt][2 * dd + 1], pf[mt].a[kk], bv[2], bv[3]);
           }
         }
+        if constexpr (RS) {
+#pragma unroll
+          for (int mt = 0; mt < m_tiles; ++mt) pa_mma_16816<T>(ls[mt], pf[mt].a[kk], ones, ones);
+        }
       }
+      (void)ones;
     }
   };
 

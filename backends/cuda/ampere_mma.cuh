@@ -162,6 +162,14 @@ __device__ __forceinline__ uint32_t pa_pack2<__nv_bfloat16>(float lo, float hi) 
   return *reinterpret_cast<uint32_t *>(&h);
 }
 
+/* Two T ones packed as pa_pack2 packs (a B fragment of ones: mma then sums A's rows). */
+template <typename T>
+__device__ __forceinline__ constexpr uint32_t pa_one2();
+template <>
+__device__ __forceinline__ constexpr uint32_t pa_one2<__half>() { return 0x3c003c00u; }
+template <>
+__device__ __forceinline__ constexpr uint32_t pa_one2<__nv_bfloat16>() { return 0x3f803f80u; }
+
 /* One float rounded to nearest even into T (__half or __nv_bfloat16). */
 template <typename T>
 __device__ __forceinline__ T pa_from_f32(float x);

@@ -33,7 +33,8 @@
  * row for a head dim runs that head dim's "auto" row; the rows "auto" never picks are
  * compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (build time:
  * fwd_ampere.cu's pa_with_inst). Rows of a variant change only layouts
- * (tile shape, pipeline schedule); every feature is a run-time path in all of them. */
+ * (tile shape, pipeline schedule); every feature is a run-time path in all of them (the
+ * "-rs" rows excepted: a call with LSE or 2:4 runs their base row, pa_variant_for). */
 enum pa_ampere_variant {
   PA_VARIANT_BASE = 0, /* "base": the rows above (8 warps x 16 rows, 1 block/SM) */
   PA_VARIANT_M2 = 1,   /* "m2": 32 query rows (two mma M tiles) per warp, 4 warps, 2 blocks/SM */
@@ -45,8 +46,10 @@ enum pa_ampere_variant {
   PA_VARIANT_M2K128TJ = 7, /* "m2k128tj": m2k128t with one barrier per key tile */
   PA_VARIANT_M2K64KM = 8, /* "m2k64-km": m2k64 with the softmax's kept maximum (keep below) */
   PA_VARIANT_M2K128TJKM = 9, /* "m2k128tj-km": m2k128tj with the kept maximum */
-  PA_VARIANT_AUTO = 10,   /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 11
+  PA_VARIANT_M2K128TJRS = 10, /* "m2k128tj-rs": m2k128tj, l by the tensor cores (rowsum below) */
+  PA_VARIANT_M2K64KMRS = 11, /* "m2k64-km-rs": m2k64-km, l by the tensor cores */
+  PA_VARIANT_AUTO = 12,   /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 13
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
@@ -77,10 +80,10 @@ struct pa_ampere_tune;
 /* ptxas (nvcc 13.0), registers per thread sm_80 / sm_90, no spills:
  * base: hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246.
  * m2 / m2j: see the rows (fwd_ampere.cu compiles m2 for hd 64 and 128, m2j for hd 64). */
-#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP)                        \
+#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP, RS)                    \
   template <> struct pa_ampere_tune<D, V> {                                            \
     enum { warps = W, m_tiles = MT, block_k = BK, q_in_regs = QREGS, min_blocks = MINB, \
-           kv_sync = SYNC, tree_max = TREE, keep_max = KEEP };                          \
+           kv_sync = SYNC, tree_max = TREE, keep_max = KEEP, rowsum = RS };             \
   }
 /* m_tiles: 16-row mma M tiles per warp (block_q = 16 * m_tiles * warps). Two tiles
  * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
@@ -92,13 +95,19 @@ struct pa_ampere_tune;
  *       exceeds it by more than 2^8, and such tiles skip the quad shuffles, alpha and O's
  *       rescale (hd128: 128 FMUL per thread and tile). Rows m2k64-km, m2k128tj-km (the
  *       vote's row maxima are balanced trees, so m2k64-km also differs from m2k64 there).
- *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep */
-PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0);
+ * rs:   the row sums l by the tensor cores (fwd_tile.cuh rowsum; decision 125): per M tile
+ *       and k16 step one more mma, P times a B fragment of ones, replaces the FADD per
+ *       element of step 3 (hd64 128 FADD per thread and tile for 16 mma, hd128 64 for 8).
+ *       l then sums the rounded P that P.V multiplies; for an LSE that misses DESIGN's
+ *       1e-3 in bf16 (decision 108), so the rows run only without LSE and not under 2:4
+ *       (fwd_ampere.cu pa_variant_for). Rows m2k128tj-rs, m2k64-km-rs: tuning rows.
+ *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep rs */
+PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0);
 /* Candidates (not measured yet): FlashAttention-2's sm80 warp shape, 4 warps x 32
  * rows, two blocks per SM so one block's barriers and softmax overlap the other's mma.
  * ptxas sm_80 / sm_90 registers, 0 spills: m2 hd64 255/255, m2 hd128 253/250,
@@ -106,16 +115,18 @@ PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,        
  * registers (block_k 64 spilled 4 bytes); m2j at hd128 spilled 8 bytes on sm_90
  * even at block_k 32, so m2j runs m2's hd128 row. smem: m2 hd64 48 KiB, m2 hd128
  * 64 KiB, m2j hd64 48 KiB (x2 blocks per SM). */
-PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1);
-PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1);
+PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJRS, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 1);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRS, 4,   2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */
@@ -135,6 +146,7 @@ struct pa_ampere_cfg {
     kv_sync = tune::kv_sync,
     tree_max = tune::tree_max,
     keep_max = tune::keep_max,
+    rowsum = tune::rowsum,
     /* Query blocks launched last-first (causal: longest blocks first). Off in the
      * base rows, which stay as measured; on sm_80 it costs hd256 a register it does
      * not have (64 bytes of spills). */

@@ -76,8 +76,8 @@ int pa_bucket(const pa_problem *p) {
  * comparisons timed the first variant only). Unknown names run the default variant
  * (the library never prints). */
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
-    "base",    "m2",       "m2j",      "m2k64",       "m2k64j", "m2k128",
-    "m2k128t", "m2k128tj", "m2k64-km", "m2k128tj-km", "auto"};
+    "base",    "m2",       "m2j",      "m2k64",       "m2k64j",      "m2k128",     "m2k128t",
+    "m2k128tj", "m2k64-km", "m2k128tj-km", "m2k128tj-rs", "m2k64-km-rs", "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -87,12 +87,23 @@ int pa_variant() {
   return (int)PA_VARIANT_DEFAULT;
 }
 
+/* The rows with the tensor cores' row sums (rowsum, ampere_tune.cuh) run only without
+ * LSE and without 2:4: a call that asks for the LSE (their l sums the rounded P) or runs
+ * the 2:4 kernel (mma.sp has no such sum here) gets the row they were made from. */
+int pa_variant_for(const pa_problem *p, int variant) {
+  if (!p->lse.buf && p->sparsity != POLYATTN_SPARSITY_NM_2_4) return variant;
+  if (variant == PA_VARIANT_M2K128TJRS) return PA_VARIANT_M2K128TJ;
+  if (variant == PA_VARIANT_M2K64KMRS) return PA_VARIANT_M2K64KM;
+  return variant;
+}
+
 /* The (head dim, variant) instantiations compiled: hd64 m2k128tj and hd128 m2k64-km (what
  * "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
- * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128, m2k128t and m2k128tj-km,
- * hd128 base, m2, m2k64j and m2k64 (m2j runs m2's row); a variant without a compiled
- * row runs the head dim's "auto" row. Every other head dim runs its base row, whatever
- * the variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
+ * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128, m2k128t, m2k128tj-km and
+ * m2k128tj-rs, hd128 base, m2, m2k64j, m2k64 and m2k64-km-rs (m2j runs m2's row; the
+ * "-rs" rows without their 2:4 kernels, pa_variant_for); a variant without a compiled row
+ * runs the head dim's "auto" row. Every other head dim runs its base row, whatever the
+ * variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
  * for each compiled pair. */
 template <int D, int V>
 struct pa_inst {
@@ -122,6 +133,7 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M2K128T) return f(pa_inst<64, PA_VARIANT_M2K128T>());
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
     if (variant == PA_VARIANT_M2K128TJKM) return f(pa_inst<64, PA_VARIANT_M2K128TJKM>());
+    if (variant == PA_VARIANT_M2K128TJRS) return f(pa_inst<64, PA_VARIANT_M2K128TJRS>());
 #endif
     return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
@@ -132,6 +144,7 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<128, PA_VARIANT_BASE>());
+    if (variant == PA_VARIANT_M2K64KMRS) return f(pa_inst<128, PA_VARIANT_M2K64KMRS>());
 #endif
     return f(pa_inst<128, PA_VARIANT_M2K64KM>());
   case 192: return f(pa_inst<192, PA_VARIANT_BASE>());
@@ -200,12 +213,17 @@ cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream)
 
 template <typename T>
 cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t stream) {
-  return pa_with_inst(pa_bucket(p), pa_variant(), [&](auto inst) -> cudaError_t {
+  const int variant = pa_variant_for(p, pa_variant());
+  return pa_with_inst(pa_bucket(p), variant, [&](auto inst) -> cudaError_t {
     typedef decltype(inst) I;
     if constexpr (I::d == 0) return cudaErrorInvalidValue;
-    else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4)
-      return pa_launch<T, I::d, I::v, true>(p, workspace, stream);
-    else return pa_launch<T, I::d, I::v, false>(p, workspace, stream);
+    else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
+      /* a "-rs" row never sees 2:4 (pa_variant_for), so its 2:4 kernel is not compiled */
+      if constexpr (pa_ampere_cfg<I::d, I::v>::rowsum) return cudaErrorInvalidValue;
+      else return pa_launch<T, I::d, I::v, true>(p, workspace, stream);
+    } else {
+      return pa_launch<T, I::d, I::v, false>(p, workspace, stream);
+    }
   });
 }
 
@@ -240,7 +258,7 @@ int pa_cuda_ampere_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
   if (const char *name = pa_misaligned(p))
     PA_NO("the Ampere kernel needs 16-byte aligned rows: %s's address and strides must be "
           "multiples of 16 bytes / 8 elements", name);
-  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant());
+  const int smem = pa_smem_bytes(pa_bucket(p), pa_variant_for(p, pa_variant()));
   if ((size_t)smem > dev->smem_optin)
     PA_NO("the Ampere kernel needs %d bytes of shared memory for head dim %d; the device "
           "allows %zu", smem, pa_bucket(p), dev->smem_optin);

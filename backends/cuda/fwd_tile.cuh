@@ -30,6 +30,10 @@
  *   keep_max     1: the softmax's kept maximum (frag_softmax.cuh pa_tile_softmax_keep,
  *                p <= 2^8; O rescaled only where a row's reference moved; its maps
  *                then need F::any, the warp's vote)
+ *   rowsum       1: the row sums l by the matrix unit: step 3 computes the exponentials
+ *                only, and warp_ops::pv(o, p, v_tile, ls) also returns P times ones, each
+ *                lane its rows' whole sums of the tile's rounded P (ls[mt][2r], o_map's
+ *                layout; o_map::rows == 2), added to l; step 4 then takes one lane's l
  *   stages       1 or 2 K/V buffers; list_offset: the block list's shared bytes
  *   s_map x_map o_map   fragment maps (frag_softmax.cuh, frag_scores.cuh) of S, of
  *                the softmax operand (S, or what a selection keeps of it) and of O
@@ -158,12 +162,13 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         float alpha[x_map::rows];
         if constexpr (L::keep_max != 0) {
           /* the kept maximum: O is rescaled only on tiles where some row's m moved */
-          if (pa_tile_softmax_keep<x_map>(sm[mt], x, xscale, PA_SOFTMAX_KEEP_LOG2, alpha))
+          if (pa_tile_softmax_keep<x_map, 0, !L::rowsum>(sm[mt], x, xscale,
+                                                          PA_SOFTMAX_KEEP_LOG2, alpha))
             pa_tile_softmax_rescale_acc<o_map>(alpha, o[mt]);
         } else {
           pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], x, xscale, alpha);
           pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
-          pa_tile_softmax_accumulate<x_map>(sm[mt], x, xscale);
+          pa_tile_softmax_accumulate<x_map, false, 0, !L::rowsum>(sm[mt], x, xscale);
         }
         L::to_p(x, sel, pf[mt], key_t);
       }
@@ -174,7 +179,18 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
       __syncthreads(); /* V[n] visible */
     }
 
-    if (warp_active && !tile_skip) w.pv(o, pf, s_v);
+    if (warp_active && !tile_skip) {
+      if constexpr (L::rowsum) {
+        float ls[MT][4]; /* the tile's row sums of P (rowsum) */
+        w.pv(o, pf, s_v, ls);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+          for (int r = 0; r < 2; ++r) pa_softmax_accumulate(&sm[mt][r], ls[mt][2 * r]);
+      } else {
+        w.pv(o, pf, s_v);
+      }
+    }
     if (L::stages == 1 && next < n_hi) {
       __syncthreads(); /* every warp is done with the only stage */
       st.load_kv(next, 0);
@@ -186,6 +202,13 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
 
   /* Step 4: normalise; then the layer's epilogue stores O and LSE. */
   float lse[MT][o_map::rows];
+  if constexpr (L::rowsum) { /* every lane of a row holds its whole l: the lanes' sum takes one */
+    static_assert(o_map::rows == 2, "rowsum: ls[mt][2r] is row r of the mma C layout");
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int r = 0; r < 2; ++r) sm[mt][r].l = key_t == 0 ? sm[mt][r].l : 0.0f;
+  }
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) pa_tile_softmax_normalise<o_map>(sm[mt], xscale, o[mt], lse[mt]);
   L::store(p, c, smem, wrow, lane, key_t, o, lse);

@@ -455,6 +455,24 @@ for _n, _d, _s, _c in (("fk128s2k", 128, 2048, False), ("fk128s8k", 128, 8192, F
     CASES[_n] = ("bf16", _d, _s, _c,
                  ["fp8", "fp8:km@POLYATTN_CUDA_FP8_VARIANT=" + _FKM[_d], "cudnn"])
 
+# thirty-fourth session (issue 3), written without a device: the Ampere rows with the row
+# sums l by the tensor cores ("-rs", decision 125; run only without LSE, as here) beside
+# the default row they were made from and SDPA flash
+_ARS = {64: "m2k128tj-rs", 128: "m2k64-km-rs"}
+for _n, _dt, _d, _s, _c in (("rs64s2k", "bf16", 64, 2048, False),
+                            ("rs64s8k", "bf16", 64, 8192, False),
+                            ("rs64c8k", "bf16", 64, 8192, True),
+                            ("rs64s16k", "bf16", 64, 16384, False),
+                            ("rs64h8k", "fp16", 64, 8192, False),
+                            ("rs128s2k", "bf16", 128, 2048, False),
+                            ("rs128s8k", "bf16", 128, 8192, False),
+                            ("rs128c8k", "bf16", 128, 8192, True),
+                            ("rs128s16k", "bf16", 128, 16384, False),
+                            ("rs128h8k", "fp16", 128, 8192, False)):
+    CASES[_n] = (_dt, _d, _s, _c,
+                 [_AMP, "pa:rs@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _ARS[_d],
+                  "flash"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
