@@ -217,10 +217,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  score exceeds it by more than 8 (log2 units), decided by one vote, so
  *                  most key tiles skip the row maxima's shuffles, alpha and O's rescale
  *                  (thirty-first session, decision 122: +3.6-4.1% on the 176-key grid
- *                  kernel; bf16 tuning variants "-km"); PA_HV_KEEPM1 the same except on
+ *                  kernel; "-km"; the grid defaults' and hd256's since decision 124,
+ *                  bf16 tuning variants elsewhere); PA_HV_KEEPM1 the same except on
  *                  a query tile's first key tile, where every m is -inf ("-km1").
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
- * pa_hopper_compiled_at admits are compiled (hd256's "-km" among them, a tuning variant). */
+ * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
+ * them). */
 enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA_HV_MCAST = 32,
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
@@ -1204,9 +1206,11 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os", "full" at hd128, is
  * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). The kept maximum's
  * forms ("-km", "-km1": PA_HV_KEEPM, PA_HV_KEEPM1) of the kernels the defaults run are
- * tuning variants (thirty-first session, decision 122); "pingpong-rel-os-km" is hd256's
- * default and hd128's fallback for problems that are not plain with it (thirty-second
- * session, decision 123). */
+ * tuning variants, except the three grid kernels' "-km" and hd256's "pingpong-rel-os-km",
+ * the defaults since the thirty-third session (decision 124), whose forms without
+ * it are tuning variants at those head dims now (pa_hopper_effective drops the kept
+ * maximum with the 176-key tile, so "pingpong-rel-os", not "-os-km", is the fallback of
+ * hd128's "-k176-os-km" names). */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1224,7 +1228,7 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-s3-rel", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE, 0)            \
   X("pingpong-s3-rel-mc", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_MCAST, 0) \
   X("pingpong-s3-rel-e16", PA_HOPPER_PINGPONG | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_EXP16, 0) \
-  X("serial-s3-rel-wg3", PA_HV_WG3_S3_BITS, 1)                                           \
+  X("serial-s3-rel-wg3", PA_HV_WG3_S3_BITS, 0)                                           \
   X("serial-rel-wg3", PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3, 0)                    \
   X("serial-s3-rel-wg3-mc",                                                              \
     PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_MCAST, 0)         \
@@ -1238,8 +1242,8 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 0)                \
   X("pingpong-rel-p-q2-os", PA_HV_SHORT_BITS, 1)                                           \
   X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)                   \
-  X("pingpong-rel-k176-os", PA_HV_K176_OS_BITS, 1)                                         \
-  X("serial-rel-wg3-k192", PA_HV_K192_BITS, 1)                                              \
+  X("pingpong-rel-k176-os", PA_HV_K176_OS_BITS, 0)                                         \
+  X("serial-rel-wg3-k192", PA_HV_K192_BITS, 0)                                              \
   X("pingpong-rel-p-q2-os-lag", PA_HV_SHORT_D64_BITS, 1)                                    \
   X("pingpong-rel-p-q2-os-s4", PA_HV_SHORT_BITS | PA_HV_S4, 0)                               \
   X("pingpong-rel-p-q2-os-lag2", PA_HV_SHORT_BITS | PA_HV_LAG, 0)                            \
@@ -1247,19 +1251,20 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-rel-p-q2-os-lag-km1", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1, 0)                \
   X("pingpong-rel-p-q2-os-km", PA_HV_SHORT_BITS | PA_HV_KEEPM, 0)                           \
   X("pingpong-rel-p-q2-os-km1", PA_HV_SHORT_BITS | PA_HV_KEEPM1, 0)                         \
-  X("pingpong-rel-k176-os-km", PA_HV_K176_OS_BITS | PA_HV_KEEPM, 0)                         \
+  X("pingpong-rel-k176-os-km", PA_HV_K176_OS_BITS | PA_HV_KEEPM, 1)                         \
   X("pingpong-rel-k176-os-km1", PA_HV_K176_OS_BITS | PA_HV_KEEPM1, 0)                       \
-  X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 0)                              \
+  X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 1)                              \
   X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 0)                            \
-  X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 0)                            \
+  X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 1)                            \
   X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)                          \
-  X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 0)
+  X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
  * (bench/RESULTS.md, fifth session R1, bf16 S8192, TFLOP/s sustained): hd128
  * pingpong-rel 613 against serial 565; hd64 serial-s3-rel-wg3 472 against serial 400
- * (its fallback under block masks, serial-s3-rel, is "full" too). hd256: pingpong-rel
+ * (its fallback under block masks on the grid, serial-s3-rel, is "full" too; since
+ * decision 124 the default is its "-km" form, below). hd256: pingpong-rel
  * on 80-key tiles, FlashAttention-3's hd256 schedule (sixth session). O through shared
  * memory (PA_HV_OST, decision 96) at hd128 and hd256 (ninth session, same process as
  * SDPA: hd128 S8192 1.849 -> 1.804 ms, hd256 1.745 -> 1.618 ms); not at hd64, whose
@@ -1272,15 +1277,23 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
  * S4096, -0.7% at S2048 (the last of 12 tiles a third empty; nineteenth session).
  * hd64 plain problems from PA_HOPPER_K192_SK_D64 keys (causal: above
  * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN): FlashAttention-3's 192-key tile on the
- * three-consumer kernel, with two stages ("serial-rel-wg3-k192", decision 111). */
+ * three-consumer kernel, with two stages ("serial-rel-wg3-k192", decision 111).
+ * Since the thirty-third session the three grid defaults and hd256's carry the softmax's
+ * kept maximum ("-km", decisions 122 and 124; sustained, bf16, against the same kernel
+ * without it: hd128 +3.5-4.2% at S8192 / S16384, hd64 +0.9-1.9%, hd256 +6.6-9.1%); the
+ * persistent kernels do not (mixed, -3.3% to +3.4%, decision 122). */
 enum {
-  PA_HOPPER_DEFAULT_D64 = PA_HV_WG3_S3_BITS,
+  /* the grid kernels at hd64 and hd128 with the kept maximum (decisions 122, 124) */
+  PA_HOPPER_DEFAULT_D64 = PA_HV_WG3_S3_BITS | PA_HV_KEEPM,
   /* hd64 plain problems from PA_HOPPER_K192_SK_D64 keys, causal ones above
    * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN: 192-key tiles, two stages */
-  PA_HOPPER_DEFAULT_D64_LONG = PA_HV_K192_BITS,
-  PA_HOPPER_DEFAULT_D128 = PA_HV_K176_OS_BITS,
+  PA_HOPPER_DEFAULT_D64_LONG = PA_HV_K192_BITS | PA_HV_KEEPM,
+  PA_HOPPER_DEFAULT_D128 = PA_HV_K176_OS_BITS | PA_HV_KEEPM,
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
-  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_BASE | PA_HV_OST,
+  /* hd256: "pingpong-rel-os-km" (decision 124, thirty-third session: +6.6-9.1% sustained
+   * over "pingpong-rel-os" at S2048 / S8192 / causal S8192) */
+  PA_HOPPER_D256_OS = PA_HOPPER_D256_BASE | PA_HV_OST,
+  PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_OS | PA_HV_KEEPM,
   PA_HOPPER_DEFAULT_SHORT = PA_HV_SHORT_BITS,
   /* hd64's persistent kernel: consumer 1 a key tile behind consumer 0 on a four-stage
    * ring (decision 121; "pingpong-rel-p-q2-os-lag"); its form without them
@@ -1360,17 +1373,20 @@ int pa_hopper_default(const pa_problem *p) {
 /* The variants compiled at hd256: the default, the serial schedule (what an
  * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
  * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
- * only. At hd64 the persistent kernel without the lag (hd128's default) only in tuning
- * builds, for comparisons (hd64's default has the lag, decision 121). */
+ * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback) there
+ * only in tuning builds, and hd256's default at hd64 / hd128 likewise. At hd64 the
+ * persistent kernel without the lag (hd128's default) only in tuning builds, for
+ * comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_LAZYO) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST) ||
-                        v == (PA_HOPPER_DEFAULT_D256 | PA_HV_KEEPM)
+                        (v == PA_HOPPER_D256_OS && PA_CUDA_TUNING_VARIANTS)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
-                        (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS);
+                        (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS) &&
+                        (v != PA_HOPPER_DEFAULT_D256 || PA_CUDA_TUNING_VARIANTS);
 }
 
 /* POLYATTN_CUDA_HOPPER_VARIANT, read at each call (so one process can time several). */
@@ -1399,12 +1415,19 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   const bool block = p->sparsity == POLYATTN_SPARSITY_BLOCK;
   if (p->head_dim == 256) v &= ~(PA_HV_STAGES3 | PA_HV_MCAST | PA_HV_Q2);
   else v &= ~PA_HV_K64;
-  if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~PA_HV_WG3;
+  /* The kept maximum stays where it was measured (decision 122): a kernel that loses its
+   * third consumer, its 176- or its 192-key tile here (the defaults' fallbacks:
+   * "serial-s3-rel" under a block mask on the grid, "pingpong-rel-os" for problems the
+   * 176-key tile does not run) loses it too and keeps the running maximum; a form named
+   * with it (hd256's "pingpong-rel-os-km") keeps it. */
+  const int keep = PA_HV_KEEPM | PA_HV_KEEPM1;
+  if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~(PA_HV_WG3 | keep);
   if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
-    v &= ~(PA_HV_K160 | PA_HV_K176);
-  if ((v & PA_HV_K192) && (p->head_dim != 64 || !plain || !(v & PA_HV_WG3))) v &= ~PA_HV_K192;
+    v &= ~(PA_HV_K160 | PA_HV_K176 | keep);
+  if ((v & PA_HV_K192) && (p->head_dim != 64 || !plain || !(v & PA_HV_WG3)))
+    v &= ~(PA_HV_K192 | keep);
   if (v & PA_HV_MCAST) {
     const int bq = v & PA_HV_WG3 ? 192 : 128;
     const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;

@@ -445,7 +445,9 @@ for _n, _d, _s, _c in (("ak64s2k", 64, 2048, False), ("ak64s8k", 64, 8192, False
     CASES[_n] = ("bf16", _d, _s, _c,
                  [_AMP, "pa:km@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _AKM[_d],
                   "flash"])
-# hd256's default with the kept maximum ("pingpong-rel-os-km", a tuning variant)
+# hd256's default with the kept maximum ("pingpong-rel-os-km"; hd256's default since decision
+# 124, so kd256* and the grid kp* cases time the default against itself: the names without
+# "-km" are the old kernels, tuning variants)
 for _n, _s, _c in (("kd256s8k", 8192, False), ("kd256c8k", 8192, True), ("kd256s2k", 2048, False)):
     CASES[_n] = ("bf16", 256, _s, _c, ["pa", "pa:km@%s=pingpong-rel-os-km" % _V, "cudnn"])
 _FKM = {64: "pipe-gs-t-wg3-r-km", 128: "pingpong-gs-k192-t-r-km"}

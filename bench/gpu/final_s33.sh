@@ -12,8 +12,9 @@
 # SHORT=1 (for a call with little device time left): without test_fp8, the backward suite
 # and the Ampere and hd256 timings (the FP8 forward and the backward are unchanged).
 # Not run in the thirty-third session (no machine started); the Hopper half of the change
-# is bench/gpu/keep_default_s33.patch now: apply it, build as CI builds (no tuning
-# variants), make the devkit, then run this.
+# was bench/gpu/keep_default_s33.patch then. Run in the thirty-fourth session on an H100
+# with the patch applied (every step passed but test_fp8's LSE cases; decision 124), after
+# which the patch became the default.
 # Run: source .devkit/env; OUT=dir [SHORT=1] bash bench/gpu/final_s33.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -14,6 +14,9 @@
 #      cases per head dim (block masks with empty rows among them).
 # Needs a tuning build (-DPOLYATTN_CUDA_TUNING_VARIANTS=ON): step "rows" fails without the
 # "-rs" kernels in the library (the variable would run the default row unnoticed). ~460 s.
+# Run in the thirty-fourth session on an H100: the probe and the sanitizers passed, the
+# six sweeps timed out at 240 s beside each other and the sanitizers (the oracle's CPU
+# time), and were rerun two at a time in later calls (bench/RESULTS.md).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/rowsum_s34.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
