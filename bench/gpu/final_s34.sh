@@ -9,7 +9,9 @@
 # this build compiles as the fallback, and SDPA flash) and the Ampere kernel beside SDPA
 # flash (compare_torch, bf16 and fp16). ~250 s. Not run in the thirty-fourth session (no
 # machine started after its six calls): apply the patch, build as CI builds, devkit, run.
-# Run: source .devkit/env; OUT=dir bash bench/gpu/final_s34.sh
+# SHORT=1 (little device time): the suites and sanitizers only (~150 s), not the timings
+# (the "-rs" row's are the tuning build's, rowsum_s34.sh).
+# Run: source .devkit/env; OUT=dir [SHORT=1] bash bench/gpu/final_s34.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup final_s34 python3 nvidia-smi test_forward
@@ -30,6 +32,10 @@ done
 step_wait
 pa_check_summary
 unset POLYATTN_TEST_BACKENDS
+if [ -n "$SHORT" ]; then
+  pa_gpu_pack_logs
+  pa_gpu_finish
+fi
 step probe 120 python3 -u bench/gpu/clock_probe.py --rounds 2 --cases ak128s8k,ak128s16k
 step torch-ampere 120 python3 -u bench/compare_torch.py --env-kernel ampere --no-efficient --no-cudnn \
   --dtypes bf16,fp16 --dims 64,128 --seqlens 2048,4096,8192,16384 --json "$LOG/torch-ampere.jsonl"
