@@ -39,9 +39,11 @@ def build(tree, a, out):
         if m and cur: regs.setdefault(cur, {})['regs'] = m.group(1)
     return regs
 
-def disasm(cubin, a):
+def nvdisasm_text(cubin, nvdisasm):
+    """nvdisasm -c of a cubin; an 11.x nvdisasm gets a copy with the ELF header rewritten
+    in CUDA 11's encoding (scripts/sass_loop_mix.py uses this too)."""
     path = cubin
-    if '11.' in subprocess.run([a.nvdisasm, '--version'], capture_output=True, text=True).stdout:
+    if '11.' in subprocess.run([nvdisasm, '--version'], capture_output=True, text=True).stdout:
         b = bytearray(open(cubin, 'rb').read())
         sm = (struct.unpack_from('<I', b, 0x30)[0] >> 8) & 0xff
         if b[7] != 0x33:  # CUDA 12+ encoding -> CUDA 11's
@@ -49,7 +51,10 @@ def disasm(cubin, a):
             struct.pack_into('<I', b, 0x30, sm | sm << 16 | 0x500)
         path = cubin + '.old'
         open(path, 'wb').write(b)
-    text = subprocess.run([a.nvdisasm, '-c', path], capture_output=True, text=True, check=True).stdout
+    return subprocess.run([nvdisasm, '-c', path], capture_output=True, text=True, check=True).stdout
+
+def disasm(cubin, a):
+    text = nvdisasm_text(cubin, a.nvdisasm)
     k, cur = {}, None
     for l in text.splitlines():
         m = re.match(r'^//-+ \.text\.(\S+) -+', l)
@@ -89,4 +94,5 @@ def main():
             print(f'  SASS differs: {n} diff lines; opcode count changes: {d or "none (order only)"}')
     print(f'{same} of {len(so)} kernels with identical SASS')
 
-main()
+if __name__ == '__main__':
+    main()

@@ -10,28 +10,18 @@ products (HMMA, HGMMA, QGMMA), with its length and its opcode counts, and the po
 of local-memory loads and stores (spills). A loop that holds a kernel's every mask path
 counts them all, so two rows of one kernel compare by the difference of their counts,
 not by a per-tile total. The cubin is disassembled with nvdisasm; an 11.x nvdisasm
-reads a CUDA 12+/13 cubin once its ELF header is rewritten in the old encoding (as
-scripts/compare_cuda_sass.py does). This machine's CUDA 13 has no nvdisasm: Debian's
-nvidia-cuda-toolkit 11.8 .deb has one (`apt-get download nvidia-cuda-toolkit` with the
-non-free component, then `dpkg-deb --fsys-tarfile ... | tar -x ./usr/bin/nvdisasm`;
-scripts/check_sm70_build.sh unpacks the whole toolkit). Used for decision 125."""
-import argparse, collections, os, re, struct, subprocess, sys, tempfile
+reads a CUDA 12+/13 cubin once its ELF header is rewritten in the old encoding
+(scripts/compare_cuda_sass.py's nvdisasm_text, which this calls). This machine's CUDA 13
+has no nvdisasm: Debian's nvidia-cuda-toolkit 11.8 .deb has one (`apt-get download
+nvidia-cuda-toolkit` with the non-free component, then `dpkg-deb --fsys-tarfile ... |
+tar -x ./usr/bin/nvdisasm`; scripts/check_sm70_build.sh unpacks the whole toolkit). Used
+for decision 125."""
+import argparse, collections, os, re, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from compare_cuda_sass import nvdisasm_text  # noqa: E402
 
 MMA = ('HMMA', 'HGMMA', 'QGMMA')
-
-
-def disassemble(cubin, nvdisasm):
-    path = cubin
-    if '11.' in subprocess.run([nvdisasm, '--version'], capture_output=True, text=True).stdout:
-        b = bytearray(open(cubin, 'rb').read())
-        sm = (struct.unpack_from('<I', b, 0x30)[0] >> 8) & 0xff
-        if b[7] != 0x33:  # CUDA 12+ encoding -> CUDA 11's
-            b[7], b[8] = 0x33, 7
-            struct.pack_into('<I', b, 0x30, sm | sm << 16 | 0x500)
-        path = os.path.join(tempfile.mkdtemp(), 'old.cubin')
-        open(path, 'wb').write(b)
-    return subprocess.run([nvdisasm, '-c', path], capture_output=True, text=True,
-                          check=True).stdout
 
 
 def kernels(text):
@@ -89,7 +79,7 @@ def main():
     ap.add_argument('--sass', action='store_true')
     ap.add_argument('--nvdisasm', default='nvdisasm')
     a = ap.parse_args()
-    text = open(a.input).read() if a.sass else disassemble(a.input, a.nvdisasm)
+    text = open(a.input).read() if a.sass else nvdisasm_text(a.input, a.nvdisasm)
     found = 0
     for name, body in kernels(text).items():
         if re.search(a.regex, name):
