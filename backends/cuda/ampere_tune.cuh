@@ -60,7 +60,11 @@ enum pa_ampere_variant {
  * m2k128t 1-2% ahead of m2k128 without a mask, and ahead of m2j with a causal one by 2% at
  * S1024, 4% at S2048 and 5-7% from S4096, 2% behind at S512; the second session's choice
  * of m2j for masked problems, 180 against 150 TFLOP/s, predates the whole-tile copies);
- * hd128 m2k64-km, m2k64 with the softmax's kept maximum (thirty-third session, sustained
+ * hd128 m2k64-km-rs without LSE (m2k64-km with the row sums by the tensor cores, decision
+ * 125, thirty-fourth session on an H100, sustained bf16: +1.0-1.5%, causal +0.2-0.3%, fp16
+ * +1.1%; thirty-fifth on the H200: +1.0-1.2% at S8192 / S16384; with LSE or 2:4 m2k64-km),
+ * m2k64-km m2k64 with the softmax's kept maximum
+ * (thirty-third session, sustained
  * bf16 beside SDPA flash: +2.7-2.8% at S2048, +3.3-3.5% at S8192 and S16384, +3.9-4.2% causal
  * S8192 over m2k64; m2k64 itself: S=8192 base 221, m2 251, m2k64 290; its tree form
  * m2k64t measured level, its one-barrier form m2k64j 1-2.5% behind, with 40 bytes of
@@ -100,9 +104,9 @@ struct pa_ampere_tune;
  *       element of step 3 (hd64 128 FADD per thread and tile for 16 mma, hd128 64 for 8).
  *       l then sums the rounded P that P.V multiplies; for an LSE that misses DESIGN's
  *       1e-3 in bf16 (decision 108), so the rows run only without LSE and not under 2:4
- *       (fwd_ampere.cu pa_variant_for). Rows m2k128tj-rs, m2k64-km-rs: tuning rows
- *       (thirty-fourth session on an H100, sustained: m2k64-km-rs +1.0-1.5% over
- *       m2k64-km, causal +0.2-0.3%; m2k128tj-rs 0.5-1.4% behind m2k128tj).
+ *       (fwd_ampere.cu pa_variant_for). m2k64-km-rs is hd128's "auto" without LSE
+ *       (thirty-fourth session on an H100, sustained: +1.0-1.5% over m2k64-km, causal
+ *       +0.2-0.3%); m2k128tj-rs measured 0.5-1.4% behind m2k128tj, a tuning row.
  *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep rs */
 PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0);
 PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0, 0);

@@ -87,21 +87,11 @@ int pa_variant() {
   return (int)PA_VARIANT_DEFAULT;
 }
 
-/* The rows with the tensor cores' row sums (rowsum, ampere_tune.cuh) run only without
- * LSE and without 2:4: a call that asks for the LSE (their l sums the rounded P) or runs
- * the 2:4 kernel (mma.sp has no such sum here) gets the row they were made from. */
-int pa_variant_for(const pa_problem *p, int variant) {
-  if (!p->lse.buf && p->sparsity != POLYATTN_SPARSITY_NM_2_4) return variant;
-  if (variant == PA_VARIANT_M2K128TJRS) return PA_VARIANT_M2K128TJ;
-  if (variant == PA_VARIANT_M2K64KMRS) return PA_VARIANT_M2K64KM;
-  return variant;
-}
-
-/* The (head dim, variant) instantiations compiled: hd64 m2k128tj and hd128 m2k64-km (what
- * "auto" runs), and with PA_CUDA_TUNING_VARIANTS (CMake option
- * POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2, m2j, m2k128, m2k128t, m2k128tj-km and
- * m2k128tj-rs, hd128 base, m2, m2k64j, m2k64 and m2k64-km-rs (m2j runs m2's row; the
- * "-rs" rows without their 2:4 kernels, pa_variant_for); a variant without a compiled row
+/* The (head dim, variant) instantiations compiled: hd64 m2k128tj, hd128 m2k64-km-rs and
+ * m2k64-km (what "auto" runs: the latter with LSE or 2:4, pa_variant_for), and with
+ * PA_CUDA_TUNING_VARIANTS (CMake option POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2,
+ * m2j, m2k128, m2k128t, m2k128tj-km and m2k128tj-rs, hd128 base, m2, m2k64j and m2k64 (m2j
+ * runs m2's row; the "-rs" rows without their 2:4 kernels); a variant without a compiled row
  * runs the head dim's "auto" row. Every other head dim runs its base row, whatever the
  * variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
  * for each compiled pair. */
@@ -114,10 +104,24 @@ struct pa_inst {
  * 128-key tiles with tree maxima and one barrier per tile for every mask: plain, causal
  * and sliding windows (bench/RESULTS.md, twenty-third and twenty-seventh sessions; until
  * the latter a left window ran m2j, 5-11% slower); at hd128 the 64-key tiles with the
- * softmax's kept maximum (thirty-third session, decision 124: +2.7-4.2% over m2k64). */
+ * softmax's kept maximum (thirty-third session, decision 124: +2.7-4.2% over m2k64) and,
+ * for calls without LSE, the row sums by the tensor cores (thirty-fourth session,
+ * decision 125: m2k64-km-rs, +1.0-1.5%, causal +0.2-0.3%; pa_variant_for gives calls with
+ * LSE or 2:4 m2k64-km). */
 int pa_auto_variant(int bucket) {
   if (bucket == 64) return PA_VARIANT_M2K128TJ;
-  return bucket == 128 ? PA_VARIANT_M2K64KM : PA_VARIANT_BASE;
+  return bucket == 128 ? PA_VARIANT_M2K64KMRS : PA_VARIANT_BASE;
+}
+
+/* The rows with the tensor cores' row sums (rowsum, ampere_tune.cuh) run only without
+ * LSE and without 2:4: a call that asks for the LSE (their l sums the rounded P) or runs
+ * the 2:4 kernel (mma.sp has no such sum here) gets the row they were made from. */
+int pa_variant_for(const pa_problem *p, int variant) {
+  if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(pa_bucket(p));
+  if (!p->lse.buf && p->sparsity != POLYATTN_SPARSITY_NM_2_4) return variant;
+  if (variant == PA_VARIANT_M2K128TJRS) return PA_VARIANT_M2K128TJ;
+  if (variant == PA_VARIANT_M2K64KMRS) return PA_VARIANT_M2K64KM;
+  return variant;
 }
 
 template <typename F>
@@ -144,8 +148,8 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<128, PA_VARIANT_BASE>());
-    if (variant == PA_VARIANT_M2K64KMRS) return f(pa_inst<128, PA_VARIANT_M2K64KMRS>());
 #endif
+    if (variant == PA_VARIANT_M2K64KMRS) return f(pa_inst<128, PA_VARIANT_M2K64KMRS>());
     return f(pa_inst<128, PA_VARIANT_M2K64KM>());
   case 192: return f(pa_inst<192, PA_VARIANT_BASE>());
   case 256: return f(pa_inst<256, PA_VARIANT_BASE>());
