@@ -154,8 +154,18 @@ struct pa_ampere_frag {
 
   /* ---- one warp's products */
   struct warp_ops {
-    const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows; /* Q and V */
-    const pa_ldsm_lane<D, SP24 ? PA_LDSM_COL_PAIR_24 : PA_LDSM_COL_PAIR> ldsm_cols; /* K */
+    /* ONE_LDSM: the lane's ldmatrix offsets as one register each (pa_ldsm_lane ONE; its
+     * XOR needs every tile base at a multiple of 128 bytes, asserted below) in the dense
+     * hd64 kernels: ptxas then spills 8 bytes instead of 16 in m2k128tj (two local loads
+     * per key tile instead of four) and the H200 measured +2.5-3.1% (thirty-fifth session,
+     * decision 126); at hd128 (no spills either way) it measured 0.9-1.4% slower, and the
+     * 2:4 kernels spilled more with it (hd64 68 bytes against 36). */
+    static constexpr bool ONE_LDSM = !SP24 && D == 64;
+    static_assert(cfg::q_bytes % 128 == 0 && cfg::kv_tile_bytes % 128 == 0 &&
+                      cfg::stage_bytes % 128 == 0 && (16 * layout::chunks * 16) % 128 == 0,
+                  "tile bases (and a warp's Q rows) at multiples of 128 bytes");
+    const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR, ONE_LDSM> ldsm_rows; /* Q and V */
+    const pa_ldsm_lane<D, SP24 ? PA_LDSM_COL_PAIR_24 : PA_LDSM_COL_PAIR, ONE_LDSM> ldsm_cols; /* K */
     const uint32_t s_q_warp; /* the warp's Q rows */
 
     __device__ __forceinline__ warp_ops(const stage &st, int wrow, int lane)

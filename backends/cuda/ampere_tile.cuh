@@ -122,14 +122,15 @@ __device__ __forceinline__ void pa_tile_load_full(uint32_t dst, const T *src, in
  * and the unrolled loops issue ldmatrix with immediate offsets. */
 enum pa_ldsm_order { PA_LDSM_ROW_PAIR = 0, PA_LDSM_COL_PAIR = 1, PA_LDSM_COL_PAIR_24 = 2 };
 
-template <int D, int ORDER>
+template <int D, int ORDER, bool ONE = false>
 struct pa_ldsm_lane {
   enum {
     chunks = pa_tile_layout<D>::chunks,
     xmask = (chunks % 8 == 0) ? 7 : 3, /* chunk bits the swizzle XORs */
     period = (xmask + 1) / 2           /* K steps after which the XOR pattern repeats */
   };
-  uint32_t off[period];
+  /* ONE: only off[0] is kept (at() below); else the lane's offset per kk % period */
+  uint32_t off[ONE ? 1 : period];
 
   __device__ __forceinline__ explicit pa_ldsm_lane(int lane) {
     const int c = lane & 7, a = lane >> 4; /* COL_PAIR: row c of n-tile a's matrices */
@@ -139,12 +140,25 @@ struct pa_ldsm_lane {
     const int lc = ORDER == PA_LDSM_ROW_PAIR ? (lane >> 4) : ((lane >> 3) & 1);
     const int x = xmask == 7 ? (lr & 7) : ((lr >> 1) & 3); /* as pa_tile_layout::offset */
 #pragma unroll
-    for (int q = 0; q < period; ++q) off[q] = (uint32_t)((lr * chunks + ((2 * q + lc) ^ x)) * 16);
+    for (int q = 0; q < (ONE ? 1 : period); ++q)
+      off[q] = (uint32_t)((lr * chunks + ((2 * q + lc) ^ x)) * 16);
   }
 
-  /* Address of the 16 x 16 block at rows row0.. (row0 % 16 == 0), chunks 2kk, 2kk+1. */
+  /* Address of the 16 x 16 block at rows row0.. (row0 % 16 == 0), chunks 2kk, 2kk+1.
+   * ONE: with q = kk % period the lane's chunk is (2q + lc) ^ x = (lc ^ x) ^ 2q, so its
+   * offset is off[0] ^ (q << 5); that XOR touches address bits 5-6 (period 4) or bit 5
+   * (period 2), and every other term (lr * chunks * 16, row0 * chunks * 16, the chunk
+   * group (2kk & ~xmask) * 16) is a multiple of 128 (chunks % 8 == 0) or of 64 (chunks %
+   * 8 == 4), so the XOR commutes with those additions whenever `base` is such a multiple
+   * too (the forward's tiles are: pa_smem is 128-aligned and every tile's size a multiple
+   * of 128 bytes). One register per lane instead of `period` for the whole key loop, for
+   * a LOP3 per (base, q) and tile. */
   __device__ __forceinline__ uint32_t at(uint32_t base, int row0, int kk) const {
-    return base + off[kk % period] + (uint32_t)((row0 * chunks + ((2 * kk) & ~xmask)) * 16);
+    if constexpr (ONE)
+      return ((base + off[0]) ^ (uint32_t)((kk % period) << 5)) +
+             (uint32_t)((row0 * chunks + ((2 * kk) & ~xmask)) * 16);
+    else
+      return base + off[kk % period] + (uint32_t)((row0 * chunks + ((2 * kk) & ~xmask)) * 16);
   }
 };
 

@@ -475,6 +475,18 @@ for _n, _dt, _d, _s, _c in (("rs64s2k", "bf16", 64, 2048, False),
                  [_AMP, "pa:rs@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _ARS[_d],
                   "flash"])
 
+# thirty-fifth session (issue 3): the Ampere kernel's default rows beside SDPA flash only,
+# for a comparison across processes of two builds of the library (bench/gpu/ldsm_s35.sh:
+# the lane's ldmatrix offsets as one register, pa_ldsm_lane ONE, against the committed
+# build), each process's ratio to flash taken as the measure
+for _n, _dt, _d, _s, _c in (("xa64s2k", "bf16", 64, 2048, False),
+                            ("xa64s8k", "bf16", 64, 8192, False),
+                            ("xa64c8k", "bf16", 64, 8192, True),
+                            ("xa64s16k", "bf16", 64, 16384, False),
+                            ("xa128s8k", "bf16", 128, 8192, False),
+                            ("xa128c8k", "bf16", 128, 8192, True)):
+    CASES[_n] = (_dt, _d, _s, _c, [_AMP, "flash"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
