@@ -157,7 +157,7 @@ struct pa_ampere_frag {
     /* ONE_LDSM: the lane's ldmatrix offsets as one register each (pa_ldsm_lane ONE; its
      * XOR needs every tile base at a multiple of 128 bytes, asserted below) in the dense
      * hd64 kernels: ptxas then spills 8 bytes instead of 16 in m2k128tj (two local loads
-     * per key tile instead of four) and the H200 measured +2.5-3.1% (thirty-fifth session,
+     * per key tile instead of four) and the H200 measured +2.6-3.0% (thirty-fifth session,
      * decision 126); at hd128 (no spills either way) it measured 0.9-1.4% slower, and the
      * 2:4 kernels spilled more with it (hd64 68 bytes against 36). */
     static constexpr bool ONE_LDSM = !SP24 && D == 64;
