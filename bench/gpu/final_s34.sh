@@ -11,27 +11,15 @@
 # machine started after its six calls): apply the patch, build as CI builds, devkit, run.
 # SHORT=1 (little device time): the suites and sanitizers only (~150 s), not the timings
 # (the "-rs" row's are the tuning build's, rowsum_s34.sh).
+# Run in the thirty-fifth session on an H200: passed (bench/results/2026-12-05s35-rsdefault/).
 # Run: source .devkit/env; OUT=dir [SHORT=1] bash bench/gpu/final_s34.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup final_s34 python3 nvidia-smi test_forward
 pa_gpu_state
 STEP_TAIL=0
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 ACASES=s1000_causal_d128,s4352_d128,auto_clustered_causal_gqa,block_dense1_sparse,d128_s128_b2
-export POLYATTN_TEST_BACKENDS=cuda
-step_bg sweep-default 240 test_forward --jobs 5
-step_bg sweep-ampere 240 env POLYATTN_CUDA_KERNEL=ampere test_forward --verbose --filter 'forward/sweep' --jobs 5
-step_bg sweep-ampere-nolse 240 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_TEST_NO_LSE=1 \
-  test_forward --verbose --filter 'forward/sweep' --jobs 5
-for tool in memcheck racecheck; do
-  step_bg "$tool-ampere-nolse" 240 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_TEST_NO_LSE=1 \
-    POLYATTN_TEST_CASES="$ACASES" "$CS" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-    test_forward --filter 'forward/sweep' --jobs 2
-done
-step_wait
-pa_check_summary
-unset POLYATTN_TEST_BACKENDS
+pa_ampere_suites ampere-nolse "$ACASES" POLYATTN_TEST_NO_LSE=1
 if [ -n "$SHORT" ]; then
   pa_gpu_pack_logs
   pa_gpu_finish

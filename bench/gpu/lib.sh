@@ -359,3 +359,27 @@ pa_ampere_rows() {
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG/memcheck-$tag.log" "$LOG/racecheck-$tag.log" |
     sort | uniq -c | tee -a "$SUMMARY"
 }
+
+# pa_ampere_suites NAME CASES [VAR=VALUE...]: the final checks' suites of the Ampere
+# kernel (final_s34.sh, final_s35.sh): the forward suite by default, forced onto the
+# Ampere kernel with LSE as the cases ask and with POLYATTN_TEST_NO_LSE=1, and memcheck /
+# racecheck on it over CASES (steps memcheck-NAME, racecheck-NAME; the VAR=VALUE settings
+# added), in parallel; then their summary.
+pa_ampere_suites() {
+  local name=$1 cases=$2 tool cs
+  shift 2
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  export POLYATTN_TEST_BACKENDS=cuda
+  step_bg sweep-default 240 test_forward --jobs 5
+  step_bg sweep-ampere 240 env POLYATTN_CUDA_KERNEL=ampere test_forward --verbose --filter 'forward/sweep' --jobs 5
+  step_bg sweep-ampere-nolse 240 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_TEST_NO_LSE=1 \
+    test_forward --verbose --filter 'forward/sweep' --jobs 5
+  for tool in memcheck racecheck; do
+    step_bg "$tool-$name" 240 env POLYATTN_CUDA_KERNEL=ampere "$@" POLYATTN_TEST_CASES="$cases" \
+      "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+      test_forward --filter 'forward/sweep' --jobs 2
+  done
+  step_wait
+  pa_check_summary
+  unset POLYATTN_TEST_BACKENDS
+}
