@@ -219,7 +219,9 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  (thirty-first session, decision 122: +3.6-4.1% on the 176-key grid
  *                  kernel; "-km"; the grid defaults' and hd256's since decision 124,
  *                  bf16 tuning variants elsewhere); PA_HV_KEEPM1 the same except on
- *                  a query tile's first key tile, where every m is -inf ("-km1").
+ *                  a query tile's first key tile, where every m is -inf ("-km1"; the
+ *                  persistent and the wide-tile grid kernels' default since decision
+ *                  127).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -1203,14 +1205,15 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * are bf16-only tuning aids (~30 s of ptxas each), compiled only with the CMake option
  * POLYATTN_CUDA_TUNING_VARIANTS (decision 112); a problem under the name of one not
  * compiled (fp16, or a build without the option) runs the default. "-wg3", "-lag",
- * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os", "full" at hd128, is
+ * "-s4" and "-lag2" exist at hd64 only; "pingpong-rel-p-q2-os-km1", "full" at hd128, is
  * compiled at hd64 only in tuning builds (pa_hopper_compiled_at). The kept maximum's
  * forms ("-km", "-km1": PA_HV_KEEPM, PA_HV_KEEPM1) of the kernels the defaults run are
- * tuning variants, except the three grid kernels' "-km" and hd256's "pingpong-rel-os-km",
- * the defaults since the thirty-third session (decision 124), whose forms without
- * it are tuning variants at those head dims now (pa_hopper_effective drops the kept
- * maximum with the 176-key tile, so "pingpong-rel-os", not "-os-km", is the fallback of
- * hd128's "-k176-os-km" names). */
+ * tuning variants, except the three-consumer grid kernel's "-km" and hd256's
+ * "pingpong-rel-os-km", the defaults since the thirty-third session (decision 124), and
+ * the wide-tile grid kernels' and the persistent kernels' "-km1" (decision 127,
+ * thirty-sixth session), whose forms without it are tuning variants at those head dims
+ * now (pa_hopper_effective drops the kept maximum with the 176-key tile, so
+ * "pingpong-rel-os", not "-os-km", is the fallback of hd128's "-k176-os-km1" names). */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1240,21 +1243,21 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pipe-rel", PA_HOPPER_PIPE | PA_HV_RELEASE, 0)                                       \
   X("pingpong-rel-lo", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_LAZYO, 1)                \
   X("pingpong-rel-p", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST, 0)                \
-  X("pingpong-rel-p-q2-os", PA_HV_SHORT_BITS, 1)                                           \
+  X("pingpong-rel-p-q2-os", PA_HV_SHORT_BITS, 0)                                           \
   X("pingpong-rel-os", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST, 1)                   \
   X("pingpong-rel-k176-os", PA_HV_K176_OS_BITS, 0)                                         \
   X("serial-rel-wg3-k192", PA_HV_K192_BITS, 0)                                              \
-  X("pingpong-rel-p-q2-os-lag", PA_HV_SHORT_D64_BITS, 1)                                    \
+  X("pingpong-rel-p-q2-os-lag", PA_HV_SHORT_D64_BITS, 0)                                    \
   X("pingpong-rel-p-q2-os-s4", PA_HV_SHORT_BITS | PA_HV_S4, 0)                               \
   X("pingpong-rel-p-q2-os-lag2", PA_HV_SHORT_BITS | PA_HV_LAG, 0)                            \
   X("pingpong-rel-p-q2-os-lag-km", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM, 0)                  \
-  X("pingpong-rel-p-q2-os-lag-km1", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1, 0)                \
+  X("pingpong-rel-p-q2-os-lag-km1", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1, 1)                \
   X("pingpong-rel-p-q2-os-km", PA_HV_SHORT_BITS | PA_HV_KEEPM, 0)                           \
-  X("pingpong-rel-p-q2-os-km1", PA_HV_SHORT_BITS | PA_HV_KEEPM1, 0)                         \
-  X("pingpong-rel-k176-os-km", PA_HV_K176_OS_BITS | PA_HV_KEEPM, 1)                         \
-  X("pingpong-rel-k176-os-km1", PA_HV_K176_OS_BITS | PA_HV_KEEPM1, 0)                       \
-  X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 1)                              \
-  X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 0)                            \
+  X("pingpong-rel-p-q2-os-km1", PA_HV_SHORT_BITS | PA_HV_KEEPM1, 1)                         \
+  X("pingpong-rel-k176-os-km", PA_HV_K176_OS_BITS | PA_HV_KEEPM, 0)                         \
+  X("pingpong-rel-k176-os-km1", PA_HV_K176_OS_BITS | PA_HV_KEEPM1, 1)                       \
+  X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 0)                              \
+  X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 1)                            \
   X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 1)                            \
   X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)                          \
   X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 1)
@@ -1286,19 +1289,28 @@ enum {
   /* the grid kernels at hd64 and hd128 with the kept maximum (decisions 122, 124) */
   PA_HOPPER_DEFAULT_D64 = PA_HV_WG3_S3_BITS | PA_HV_KEEPM,
   /* hd64 plain problems from PA_HOPPER_K192_SK_D64 keys, causal ones above
-   * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN: 192-key tiles, two stages */
-  PA_HOPPER_DEFAULT_D64_LONG = PA_HV_K192_BITS | PA_HV_KEEPM,
-  PA_HOPPER_DEFAULT_D128 = PA_HV_K176_OS_BITS | PA_HV_KEEPM,
+   * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN: 192-key tiles, two stages. It and hd128's
+   * 176-key kernel without the vote on a query tile's first key tile ("-km1", decision
+   * 127: +0.1-1.1% sustained at hd64 S8192 / causal 8192, hd128 S8192 / S16384 / causal
+   * 16384, small but in every run; level at hd64 S2048 / S4096, where the three-consumer
+   * kernel keeps "-km") */
+  PA_HOPPER_DEFAULT_D64_LONG = PA_HV_K192_BITS | PA_HV_KEEPM1,
+  PA_HOPPER_DEFAULT_D128 = PA_HV_K176_OS_BITS | PA_HV_KEEPM1,
   PA_HOPPER_D256_BASE = PA_HOPPER_PINGPONG | PA_HV_RELEASE, /* hd256's schedule */
   /* hd256: "pingpong-rel-os-km" (decision 124, thirty-third session: +6.6-9.1% sustained
    * over "pingpong-rel-os" at S2048 / S8192 / causal S8192) */
   PA_HOPPER_D256_OS = PA_HOPPER_D256_BASE | PA_HV_OST,
   PA_HOPPER_DEFAULT_D256 = PA_HOPPER_D256_OS | PA_HV_KEEPM,
-  PA_HOPPER_DEFAULT_SHORT = PA_HV_SHORT_BITS,
+  /* the persistent kernels with the kept maximum from a query tile's second key tile on
+   * ("-km1", decision 127; thirty-sixth session, sustained: hd128 level at S512 / S1024,
+   * +1.0-2.4% at S2048-4096 and causal 4096 / 8192; hd64 level at S256, +2.6-4.1% at S512,
+   * S1024 and causal 2048) */
+  PA_HOPPER_DEFAULT_SHORT = PA_HV_SHORT_BITS | PA_HV_KEEPM1,
   /* hd64's persistent kernel: consumer 1 a key tile behind consumer 0 on a four-stage
-   * ring (decision 121; "pingpong-rel-p-q2-os-lag"); its form without them
-   * ("pingpong-rel-p-q2-os") is compiled at hd64 only in tuning builds (both dtypes) */
-  PA_HOPPER_DEFAULT_SHORT_D64 = PA_HV_SHORT_D64_BITS
+   * ring (decision 121; "pingpong-rel-p-q2-os-lag-km1"); its form without them
+   * ("pingpong-rel-p-q2-os-km1", hd128's default) is compiled at hd64 only in tuning
+   * builds */
+  PA_HOPPER_DEFAULT_SHORT_D64 = PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1
 };
 
 /* The most keys for which hd64 / hd128 problems run the persistent kernel (decisions 89
@@ -1338,7 +1350,8 @@ bool pa_hopper_plain(const pa_problem *p) {
  * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
  * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p"; at hd64 with
  * consumer 1 a turn behind on four stages since decision 121, sustained S512 +3.8%,
- * S1024 +1%, causal 2048 level) up to the
+ * S1024 +1%, causal 2048 level; both with the kept maximum from a query tile's second
+ * key tile on since decision 127) up to the
  * PA_HOPPER_PERSIST_SK_* bounds, the grid of one block per tile above (decision 89;
  * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
  * at hd64). Under a block mask with a list the persistent kernel too, taking tiles from

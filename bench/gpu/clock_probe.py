@@ -488,6 +488,37 @@ for _n, _dt, _d, _s, _c in (("xa64s2k", "bf16", 64, 2048, False),
     CASES[_n] = (_dt, _d, _s, _c, [_AMP, "flash"])
 
 
+# thirty-sixth session (issue 9): "-km1" on the persistent kernels where kq* did not reach
+# (hd128 up to its bounds of 4096 keys, causal 8192; hd64 causal 1024), beside the default
+# and cuDNN
+for _n, _d, _s, _c, _k in (("kr128s4k", 128, 4096, False, "p"), ("kr128c4k", 128, 4096, True, "p"),
+                           ("kr128c8k", 128, 8192, True, "p"), ("kr64c1k", 64, 1024, True, "l")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:km1@%s=%s-km1" % (_V, _KM[_k]), "cudnn"])
+# "-km1" on the grid kernels (bench/gpu/km1c_s36.sh): hd64's three-consumer kernel at S2048
+CASES["kq64s2k"] = ("bf16", 64, 2048, False, ["pa", "pa:km@%s=%s-km" % (_V, _KM["g"]),
+                                              "pa:km1@%s=%s-km1" % (_V, _KM["g"]), "cudnn"])
+# and the persistent range's default alone beside cuDNN, three grid cases after them
+# (bench/gpu/final_s36.sh)
+for _n, _d, _s, _c in (("ks64s256", 64, 256, False), ("ks64s512", 64, 512, False),
+                       ("ks64s1k", 64, 1024, False), ("ks64c1k", 64, 1024, True),
+                       ("ks64c2k", 64, 2048, True), ("ks128s512", 128, 512, False),
+                       ("ks128s1k", 128, 1024, False), ("ks128s2k", 128, 2048, False),
+                       ("ks128s4k", 128, 4096, False), ("ks128c4k", 128, 4096, True),
+                       ("ks64s8k", 64, 8192, False), ("ks128s8k", 128, 8192, False),
+                       ("ks128c16k", 128, 16384, True)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "cudnn"])
+# the persistent kernels' bounds (PA_HOPPER_PERSIST_SK_*, decisions 89, 110, 111) with
+# "-km1" on them: each side of a bound, the default beside the other kernel and cuDNN
+_PK = {64: "pingpong-rel-p-q2-os-lag-km1", 128: "pingpong-rel-p-q2-os-km1"}
+_GK = {64: "serial-s3-rel-wg3-km", 128: "pingpong-rel-k176-os-km"}
+for _n, _d, _s, _c, _o in (("bd64s2k", 64, 2048, False, "p"), ("bd64s4k", 64, 4096, False, "p"),
+                           ("bd64c4k", 64, 4096, True, "p"), ("bd128s4k", 128, 4096, False, "g"),
+                           ("bd128s8k", 128, 8192, False, "p"), ("bd128c8k", 128, 8192, True, "g"),
+                           ("bd128c16k", 128, 16384, True, "p")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:%s@%s=%s" % (_o, _V, (_PK if _o == "p" else _GK)[_d]),
+                                      "cudnn"])
+
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
