@@ -12,8 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup bounds_s36 python3 nvidia-smi
 pa_gpu_state
 STEP_TAIL=0
-step probe 300 python3 -u bench/gpu/clock_probe.py --rounds 2 \
-  --cases bd64s2k,bd64s4k,bd64c4k,bd128s4k,bd128s8k,bd128c8k,bd128c16k
-grep -hE "^bd[0-9]" "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
+pa_probe bd64s2k,bd64s4k,bd64c4k,bd128s4k,bd128s8k,bd128c8k,bd128c16k "^bd[0-9]"
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -21,10 +21,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup km1_s36 python3 nvidia-smi test_forward
 pa_gpu_state
 STEP_TAIL=0
-cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
 # a tuning build: hd64's "-km" and "-rs" Ampere rows (V 9, 10) in both dtypes
-step rows 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so |
-  grep -oE 'pa_ampere_fwd_kernelI[0-9_a-z]+Li64ELi(9|10)ELb0' | sort -u | tee /dev/stderr | wc -l | grep -qx 4"
+pa_require_kernels 'pa_ampere_fwd_kernelI[0-9_a-z]+Li64ELi(9|10)ELb0' 4
 [ "$FAILED" = 0 ] || { pa_gpu_finish; exit 1; }
 step probe-amp 200 python3 -u bench/gpu/clock_probe.py --rounds 2 \
   --cases ak64s8k,ak64c8k,rs64s2k,rs64s8k

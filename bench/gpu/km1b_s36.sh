@@ -11,8 +11,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup km1b_s36 python3 nvidia-smi test_forward
 pa_gpu_state
 STEP_TAIL=0
-step probe 300 python3 -u bench/gpu/clock_probe.py --rounds 2 \
-  --cases kq128s512,kr128s4k,kr128c4k,kr128c8k,kr64c1k
+pa_probe kq128s512,kr128s4k,kr128c4k,kr128c8k,kr64c1k "^k[qr][0-9]"
 SHORT=s1000_causal_d128,s2048_d128,s4352_d128,d128_s128_b2,block128_hopper_list_empty_rows,auto_clustered_causal_gqa
 export POLYATTN_TEST_BACKENDS=cuda
 pa_hopper_sanitizers_bg p-km1 240 "$SHORT" POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-q2-os-km1 \
@@ -20,6 +19,5 @@ pa_hopper_sanitizers_bg p-km1 240 "$SHORT" POLYATTN_CUDA_HOPPER_VARIANT=pingpong
 step_wait
 unset POLYATTN_TEST_BACKENDS
 pa_check_summary
-grep -hE "^k[qr][0-9]" "$LOG"/probe.log | tee -a "$SUMMARY" >/dev/null
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -14,8 +14,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup km1c_s36 python3 nvidia-smi
 pa_gpu_state
 STEP_TAIL=0
-step probe 300 python3 -u bench/gpu/clock_probe.py --rounds 2 \
-  --cases kq64s2k,kq64s4k,kq64s8k,kq64c8k,kq128s8k,kq128s16k,kq128c16k
-grep -hE "^kq[0-9]" "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
+pa_probe kq64s2k,kq64s4k,kq64s8k,kq64c8k,kq128s8k,kq128s16k,kq128c16k "^kq[0-9]"
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

@@ -383,3 +383,23 @@ pa_ampere_suites() {
   pa_check_summary
   unset POLYATTN_TEST_BACKENDS
 }
+
+# pa_require_kernels REGEX COUNT: step rows, passing only if the CUDA module in .devkit
+# holds COUNT distinct kernels whose names match REGEX (cuobjdump's resource listing):
+# a tuning script's check that the library it times is a tuning build (a variable naming
+# a row the build lacks would run the default unnoticed).
+pa_require_kernels() {
+  local cuobj
+  cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
+  step rows 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so |
+    grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
+}
+
+# pa_probe CASES PATTERN [ROUNDS]: clock_probe.py over the cases CASES (ROUNDS rounds,
+# default two) as step probe (300 s), then its result lines matching PATTERN to $SUMMARY.
+# (The thirty-sixth session's scripts ran these two helpers' commands written out in
+# each script; they were gathered here after those runs, the commands unchanged.)
+pa_probe() {
+  step probe 300 python3 -u bench/gpu/clock_probe.py --rounds "${3:-2}" --cases "$1"
+  grep -hE "$2" "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
+}

@@ -23,10 +23,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup rowsum_s34 python3 nvidia-smi test_forward
 pa_gpu_state
 STEP_TAIL=0
-cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
 # the "-rs" kernels (V 10: m2k128tj-rs at hd64, V 11: m2k64-km-rs at hd128), both dtypes
-step rows 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so |
-  grep -oE 'pa_ampere_fwd_kernelI[0-9_a-z]+(Li64ELi10|Li128ELi11)ELb0' | sort -u | tee /dev/stderr | wc -l | grep -qx 4"
+pa_require_kernels 'pa_ampere_fwd_kernelI[0-9_a-z]+(Li64ELi10|Li128ELi11)ELb0' 4
 step probe 240 python3 -u bench/gpu/clock_probe.py --rounds 2 \
   --cases rs64s8k,rs128s8k,rs64c8k,rs128c8k,rs64s2k,rs128s2k,rs64s16k,rs128s16k,rs64h8k,rs128h8k
 
