@@ -12,6 +12,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup bounds_s36 python3 nvidia-smi
 pa_gpu_state
 STEP_TAIL=0
-pa_probe bd64s2k,bd64s4k,bd64c4k,bd128s4k,bd128s8k,bd128c8k,bd128c16k "^bd[0-9]"
+pa_probe bd64s2k,bd64s4k,bd64c4k,bd128s4k,bd128s8k,bd128c8k,bd128c16k
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

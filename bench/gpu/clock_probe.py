@@ -509,8 +509,8 @@ for _n, _d, _s, _c in (("ks64s256", 64, 256, False), ("ks64s512", 64, 512, False
     CASES[_n] = ("bf16", _d, _s, _c, ["pa", "cudnn"])
 # the persistent kernels' bounds (PA_HOPPER_PERSIST_SK_*, decisions 89, 110, 111) with
 # "-km1" on them: each side of a bound, the default beside the other kernel and cuDNN
-_PK = {64: "pingpong-rel-p-q2-os-lag-km1", 128: "pingpong-rel-p-q2-os-km1"}
-_GK = {64: "serial-s3-rel-wg3-km", 128: "pingpong-rel-k176-os-km"}
+_PK = {64: _KM["l"] + "-km1", 128: _KM["p"] + "-km1"}
+_GK = {64: _KM["g"] + "-km", 128: _KM["k"] + "-km"}
 for _n, _d, _s, _c, _o in (("bd64s2k", 64, 2048, False, "p"), ("bd64s4k", 64, 4096, False, "p"),
                            ("bd64c4k", 64, 4096, True, "p"), ("bd128s4k", 128, 4096, False, "g"),
                            ("bd128s8k", 128, 8192, False, "p"), ("bd128c8k", 128, 8192, True, "g"),

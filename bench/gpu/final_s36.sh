@@ -36,6 +36,6 @@ pa_check_summary
 step torch 200 python3 -u bench/compare_torch.py --no-efficient --dtypes bf16,fp16 --dims 64,128 \
   --seqlens 512,1024,2048,4096,8192,16384 --json "$LOG/torch.jsonl"
 grep -E "geomean|correctness" "$LOG/torch.log" | tee -a "$SUMMARY"
-pa_probe "${PROBE_CASES:-ks64s256,ks64s512,ks64s1k,ks64c1k,ks64c2k,ks128s512,ks128s1k,ks128s2k,ks128s4k,ks128c4k,ks64s8k,ks128s8k,ks128c16k}" "^ks[0-9]"
+pa_probe "${PROBE_CASES:-ks64s256,ks64s512,ks64s1k,ks64c1k,ks64c2k,ks128s512,ks128s1k,ks128s2k,ks128s4k,ks128c4k,ks64s8k,ks128s8k,ks128c16k}"
 pa_gpu_pack_keep torch.log probe.log
 pa_gpu_finish

@@ -14,6 +14,6 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup km1c_s36 python3 nvidia-smi
 pa_gpu_state
 STEP_TAIL=0
-pa_probe kq64s2k,kq64s4k,kq64s8k,kq64c8k,kq128s8k,kq128s16k,kq128c16k "^kq[0-9]"
+pa_probe kq64s2k,kq64s4k,kq64s8k,kq64c8k,kq128s8k,kq128s16k,kq128c16k
 pa_gpu_pack_keep probe.log
 pa_gpu_finish

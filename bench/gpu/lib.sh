@@ -395,11 +395,12 @@ pa_require_kernels() {
     grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
 }
 
-# pa_probe CASES PATTERN [ROUNDS]: clock_probe.py over the cases CASES (ROUNDS rounds,
-# default two) as step probe (300 s), then its result lines matching PATTERN to $SUMMARY.
+# pa_probe CASES [ROUNDS]: clock_probe.py over the comma-separated cases CASES (ROUNDS
+# rounds, default two) as step probe (300 s), then its result lines (each starts with its
+# case's name) to $SUMMARY.
 # (The thirty-sixth session's scripts ran these two helpers' commands written out in
 # each script; they were gathered here after those runs, the commands unchanged.)
 pa_probe() {
-  step probe 300 python3 -u bench/gpu/clock_probe.py --rounds "${3:-2}" --cases "$1"
-  grep -hE "$2" "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
+  step probe 300 python3 -u bench/gpu/clock_probe.py --rounds "${2:-2}" --cases "$1"
+  grep -hE "^(${1//,/|}) " "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
 }

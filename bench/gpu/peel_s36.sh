@@ -34,6 +34,6 @@ pa_hopper_sanitizers_bg k192-km1 240 "$GRID" POLYATTN_CUDA_HOPPER_VARIANT=serial
 step_wait
 unset POLYATTN_TEST_BACKENDS
 pa_check_summary
-[ "$FAILED" = 0 ] && pa_probe kq64s8k,kq64c8k "^kq[0-9]"
+[ "$FAILED" = 0 ] && pa_probe kq64s8k,kq64c8k
 pa_gpu_pack_keep probe.log
 pa_gpu_finish
