@@ -221,7 +221,15 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  bf16 tuning variants elsewhere); PA_HV_KEEPM1 the same except on
  *                  a query tile's first key tile, where every m is -inf ("-km1"; the
  *                  persistent and the wide-tile grid kernels' default since decision
- *                  127).
+ *                  127);
+ *   PA_HV_PEEL     with KEEPM1 on the serial wide-tile kernel (hd64's 192-key one): a
+ *                  query tile's first key tile taken before the key loop, so the loop
+ *                  holds the kept maximum's softmax only (unpeeled, ptxas keeps both
+ *                  forms in it: 1687 instructions against "-km"'s 1263; peeled 1256, no
+ *                  spills; thirty-sixth and thirty-seventh sessions' SASS); "-pl", a bf16
+ *                  tuning variant, not yet timed. Not on the kernels whose score pass
+ *                  has the general and block paths (the three-consumer kernel spilled
+ *                  peeled).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -229,7 +237,7 @@ enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
        PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072,
-       PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288 };
+       PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288, PA_HV_PEEL = 1048576 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -414,8 +422,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     QBUFS = cfg::q_bufs,
     OST = (V & PA_HV_OST) != 0,
     KEEPM = (V & (PA_HV_KEEPM | PA_HV_KEEPM1)) != 0,
-    KEEP_FROM_2ND = (V & PA_HV_KEEPM1) != 0
+    KEEP_FROM_2ND = (V & PA_HV_KEEPM1) != 0,
+    PEEL = (V & PA_HV_PEEL) != 0
   };
+  static_assert(!PEEL || (KEEP_FROM_2ND && SCHED == PA_HOPPER_SERIAL && !cfg::full_scores),
+                "the peel is for the serial wide-tile kernels' -km1 form");
   static_assert(!(KEEPM && EXP16), "the kept maximum takes its exponentials one by one");
   static_assert(!OST || !PERSIST || QBUFS == 2, "O through a Q buffer needs the second one");
   static_assert(QBUFS == 1 || PERSIST, "a second Q buffer is for the persistent walk");
@@ -926,8 +937,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     bool partial = false;
     int visit = 0, n = walk(0, cw, &partial);
     if (!PIPE) {
-      /* One tile at a time: S, softmax, P.V, each waited for. */
-      while (n < n_hi) {
+      /* One tile at a time: S, softmax, P.V, each waited for. PEEL: the first tile
+       * is taken before the loop (`first`), so the loop holds the kept maximum's steps
+       * only; without it the loop takes the first tile too, behind visit == 1. */
+      auto serial_tile = [&](bool first) {
         const bool tile_partial = partial;
         const int next = walk(++visit, cw, &partial);
         pa_mbar_wait(b_kfull(stage), phase);
@@ -935,7 +948,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(s);
         if (RELEASE) release_k(stage);
-        softmax(s, n, tile_partial, alpha, visit == 1);
+        softmax(s, n, tile_partial, alpha, PEEL ? first : visit == 1);
         rescale_o(alpha);
         pack_p(s, pf);
         pa_mbar_wait(b_vfull(stage), phase);
@@ -945,7 +958,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         release(stage);
         advance(stage, phase);
         n = next;
-      }
+      };
+      if (PEEL && n < n_hi) serial_tile(true);
+      while (n < n_hi) serial_tile(false);
       release_q();
     } else if (n < n_hi) {
       /* Software-pipelined (FlashAttention-3's intra-warpgroup overlap): S of tile
@@ -1258,9 +1273,11 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-rel-k176-os-km1", PA_HV_K176_OS_BITS | PA_HV_KEEPM1, 1)                       \
   X("serial-rel-wg3-k192-km", PA_HV_K192_BITS | PA_HV_KEEPM, 0)                              \
   X("serial-rel-wg3-k192-km1", PA_HV_K192_BITS | PA_HV_KEEPM1, 1)                            \
+  X("serial-rel-wg3-k192-km1-pl", PA_HV_K192_BITS | PA_HV_KEEPM1 | PA_HV_PEEL, 0)             \
   X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 1)                            \
   X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)                          \
-  X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 1)
+  X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 1)   \
+  X("pingpong-rel-os-km1", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM1, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1386,8 +1403,9 @@ int pa_hopper_default(const pa_problem *p) {
 /* The variants compiled at hd256: the default, the serial schedule (what an
  * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
  * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
- * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback) there
- * only in tuning builds, and hd256's default at hd64 / hd128 likewise. At hd64 the
+ * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback) and
+ * with it from the second key tile on ("pingpong-rel-os-km1", hd256 only) there only in
+ * tuning builds, and hd256's default at hd64 / hd128 likewise. At hd64 the
  * persistent kernel without the lag (hd128's default) only in tuning builds, for
  * comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
@@ -1396,8 +1414,10 @@ constexpr bool pa_hopper_compiled_at(int d, int v) {
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_LAZYO) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST) ||
-                        (v == PA_HOPPER_D256_OS && PA_CUDA_TUNING_VARIANTS)
+                        ((v == PA_HOPPER_D256_OS || v == (PA_HOPPER_D256_OS | PA_HV_KEEPM1)) &&
+                         PA_CUDA_TUNING_VARIANTS)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
+                        v != (PA_HOPPER_D256_OS | PA_HV_KEEPM1) &&
                         (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS) &&
                         (v != PA_HOPPER_DEFAULT_D256 || PA_CUDA_TUNING_VARIANTS);
 }
@@ -1433,7 +1453,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
    * "serial-s3-rel" under a block mask on the grid, "pingpong-rel-os" for problems the
    * 176-key tile does not run) loses it too and keeps the running maximum; a form named
    * with it (hd256's "pingpong-rel-os-km") keeps it. */
-  const int keep = PA_HV_KEEPM | PA_HV_KEEPM1;
+  const int keep = PA_HV_KEEPM | PA_HV_KEEPM1 | PA_HV_PEEL; /* the peel goes with them */
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~(PA_HV_WG3 | keep);
   if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
