@@ -3,13 +3,15 @@
 
     python3 scripts/compare_cuda_sass.py OLD_TREE NEW_TREE [--file backends/cuda/fwd_ampere.cu]
                                          [--arch 90] [--nvcc /usr/local/cuda/bin/nvcc]
-                                         [--nvdisasm PATH]
+                                         [--nvdisasm PATH] [--define NAME=VALUE ...]
 
 Compiles the file in each tree to a cubin with the module's flags (-O3 -lineinfo,
 -Xptxas -v), then prints per kernel: registers and spill bytes (ptxas), the counts
 of HMMA, LDSM, LDGSTS, BAR, MUFU and all instructions (nvdisasm), and whether the
 SASS is identical (branch labels and nvcc's anonymous-namespace hash normalised).
 Kernels are matched by their template arguments, so a renamed kernel still pairs up.
+--define adds a -D to both compilations (the Hopper kernels: --file
+backends/cuda/fwd_hopper.cu --arch 90a --define PA_CUDA_HOPPER_BUILT=1).
 nvdisasm from CUDA 11.8 reads a CUDA 12+/13 cubin once its ELF header is rewritten
 in the old encoding (done here when --nvdisasm is an 11.x one). Used for issue 7's
 refactor (docs/decisions.md 66; bench/results/2026-11-30s5-hip-sass-sm90.txt)."""
@@ -26,7 +28,7 @@ def key(name):
 def build(tree, a, out):
     flags = ['-cubin', f'-arch=sm_{a.arch}', '-O3', '-lineinfo', '-std=c++17', '-Ibackends/cuda',
              '-Iapi/include', '-Icommon', '-Ibackends', '-D_GNU_SOURCE', f'-DPA_CUDA_MIN_ARCH={a.arch}',
-             '-DPA_CUDA_TUNING_VARIANTS=0', '-Xptxas', '-v']
+             '-DPA_CUDA_TUNING_VARIANTS=0', '-Xptxas', '-v'] + [f'-D{d}' for d in a.define]
     r = subprocess.run([a.nvcc] + flags + [a.file, '-o', out], cwd=tree, capture_output=True, text=True)
     if r.returncode: sys.exit(r.stderr)
     regs, cur = {}, None
@@ -73,6 +75,7 @@ def main():
     p.add_argument('old'); p.add_argument('new')
     p.add_argument('--file', default='backends/cuda/fwd_ampere.cu'); p.add_argument('--arch', default='90')
     p.add_argument('--nvcc', default='/usr/local/cuda/bin/nvcc')
+    p.add_argument('--define', action='append', default=[], help='NAME=VALUE, a -D for both trees')
     p.add_argument('--nvdisasm', default=next((x for x in ('/usr/local/cuda/bin/nvdisasm', '/opt/cuda-11.8/bin/nvdisasm') if os.path.exists(x)), 'nvdisasm'))
     a = p.parse_args()
     tmp = tempfile.mkdtemp()
