@@ -229,7 +229,16 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  spills; thirty-sixth and thirty-seventh sessions' SASS); "-pl", a bf16
  *                  tuning variant, not yet timed. Not on the kernels whose score pass
  *                  has the general and block paths (the three-consumer kernel spilled
- *                  peeled).
+ *                  peeled);
+ *   PA_HV_PLAIN    the score pass without the softcap / ALiBi / scale <= 0 and block-mask
+ *                  paths, as the wide tiles compile it, on a kernel that otherwise has
+ *                  them; runs plain problems only (pa_hopper_effective drops it for the
+ *                  others). "-pn" on hd256's default ("pingpong-rel-os-km-pn") and on
+ *                  the persistent defaults ("pingpong-rel-p-q2-os-km1-pn" at hd128,
+ *                  "pingpong-rel-p-q2-os-lag-km1-pn" at hd64): bf16 tuning variants
+ *                  (thirty-seventh session, not yet timed), for kernels whose key loop
+ *                  holds every path of the score pass (hd256's: 4524 SASS instructions,
+ *                  955 plain-only).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -237,7 +246,8 @@ enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA
        PA_HV_EXP16 = 64, PA_HV_K160 = 128, PA_HV_TREEMAX = 256, PA_HV_K176 = 512,
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
        PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072,
-       PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288, PA_HV_PEEL = 1048576 };
+       PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288, PA_HV_PEEL = 1048576,
+       PA_HV_PLAIN = 2097152 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -423,9 +433,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     OST = (V & PA_HV_OST) != 0,
     KEEPM = (V & (PA_HV_KEEPM | PA_HV_KEEPM1)) != 0,
     KEEP_FROM_2ND = (V & PA_HV_KEEPM1) != 0,
-    PEEL = (V & PA_HV_PEEL) != 0
+    PEEL = (V & PA_HV_PEEL) != 0,
+    FULL_SCORES = cfg::full_scores && !(V & PA_HV_PLAIN) /* PLAIN: the plain pass only */
   };
-  static_assert(!PEEL || (KEEP_FROM_2ND && SCHED == PA_HOPPER_SERIAL && !cfg::full_scores),
+  static_assert(!PEEL || (KEEP_FROM_2ND && SCHED == PA_HOPPER_SERIAL && !FULL_SCORES),
                 "the peel is for the serial wide-tile kernels' -km1 form");
   static_assert(!(KEEPM && EXP16), "the kept maximum takes its exponentials one by one");
   static_assert(!OST || !PERSIST || QBUFS == 2, "O through a Q buffer needs the second one");
@@ -745,8 +756,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     /* the wider tiles (hd128's 160/176 keys, hd64's 192) run plain problems only
      * (pa_hopper_effective): without the general and block passes their kernels fit
      * in 240 (hd128) / 160 (hd64) registers */
-    pa_frag_scores<S_TILES>(sacc, p, c, cfg::full_scores && general, slope, range,
-                            cfg::full_scores && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
+    pa_frag_scores<S_TILES>(sacc, p, c, FULL_SCORES && general, slope, range,
+                            FULL_SCORES && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
     if (KEEPM && !(KEEP_FROM_2ND && first)) {
       moved = pa_frag_softmax_keep<S_TILES>(sm, sacc, xscale, alpha);
       return;
@@ -1277,7 +1288,10 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("serial-s3-rel-wg3-km", PA_HV_WG3_S3_BITS | PA_HV_KEEPM, 1)                            \
   X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)                          \
   X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 1)   \
-  X("pingpong-rel-os-km1", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM1, 0)
+  X("pingpong-rel-os-km1", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM1, 0) \
+  X("pingpong-rel-os-km-pn", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN, 0) \
+  X("pingpong-rel-p-q2-os-km1-pn", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 0)         \
+  X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1404,8 +1418,9 @@ int pa_hopper_default(const pa_problem *p) {
  * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
  * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
  * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback) and
- * with it from the second key tile on ("pingpong-rel-os-km1", hd256 only) there only in
- * tuning builds, and hd256's default at hd64 / hd128 likewise. At hd64 the
+ * with it from the second key tile on ("pingpong-rel-os-km1", hd256 only) and the default
+ * for plain problems only ("pingpong-rel-os-km-pn", likewise; the persistent defaults'
+ * "-pn" forms at their head dims) there only in tuning builds, and hd256's default at hd64 / hd128 likewise. At hd64 the
  * persistent kernel without the lag (hd128's default) only in tuning builds, for
  * comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
@@ -1414,10 +1429,13 @@ constexpr bool pa_hopper_compiled_at(int d, int v) {
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_LAZYO) ||
                         v == (PA_HOPPER_D256_BASE | PA_HV_PERSIST) ||
-                        ((v == PA_HOPPER_D256_OS || v == (PA_HOPPER_D256_OS | PA_HV_KEEPM1)) &&
+                        ((v == PA_HOPPER_D256_OS || v == (PA_HOPPER_D256_OS | PA_HV_KEEPM1) ||
+                          v == (PA_HOPPER_DEFAULT_D256 | PA_HV_PLAIN)) &&
                          PA_CUDA_TUNING_VARIANTS)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
                         v != (PA_HOPPER_D256_OS | PA_HV_KEEPM1) &&
+                        (!(v & PA_HV_PLAIN) || v == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN) ||
+                         (d == 128 && v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN))) &&
                         (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS) &&
                         (v != PA_HOPPER_DEFAULT_D256 || PA_CUDA_TUNING_VARIANTS);
 }
@@ -1457,6 +1475,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~(PA_HV_WG3 | keep);
   if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
+  if (!plain) v &= ~PA_HV_PLAIN; /* the plain score pass only */
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176 | keep);
   if ((v & PA_HV_K192) && (p->head_dim != 64 || !plain || !(v & PA_HV_WG3)))
