@@ -519,15 +519,21 @@ for _n, _d, _s, _c, _o in (("bd64s2k", 64, 2048, False, "p"), ("bd64s4k", 64, 40
                                       "cudnn"])
 
 # thirty-seventh session (issue 9; bench/gpu/s37.sh, written for a later session: no device
-# was lent in this one): hd256's default ("pingpong-rel-os-km") beside its "-km1" form (a
-# bf16 tuning variant) and cuDNN; hd128 S4096, the persistent bound, with the grid kernel in
+# was lent in this one): hd256's default ("pingpong-rel-os-km") beside its "-km1" form and
+# its plain-only score pass ("-km-pn"; both bf16 tuning variants) and cuDNN; hd128 S4096, the persistent bound, with the grid kernel in
 # its "-km1" form (the grid default since decision 127) beside the persistent default and
 # cuDNN; hd64's 192-key kernel (the default from 8192 keys, "-km1") beside its peeled form
 # ("-km1-pl", PA_HV_PEEL), its "-km" form and cuDNN
 for _n, _s, _c in (("ke256s8k", 8192, False), ("ke256c8k", 8192, True),
                    ("ke256s16k", 16384, False)):
-    CASES[_n] = ("bf16", 256, _s, _c, ["pa", "pa:km1@%s=pingpong-rel-os-km1" % _V, "cudnn"])
+    CASES[_n] = ("bf16", 256, _s, _c, ["pa", "pa:km1@%s=pingpong-rel-os-km1" % _V,
+                                       "pa:pn@%s=pingpong-rel-os-km-pn" % _V, "cudnn"])
 CASES["be128s4k"] = ("bf16", 128, 4096, False, ["pa", "pa:g@%s=%s-km1" % (_V, _KM["k"]), "cudnn"])
+# and the persistent defaults beside their plain-only score pass ("-pn", PA_HV_PLAIN) at the
+# short lengths where issue 9's "S = 512: >= cuDNN" is open
+for _n, _d, _s, _c, _k in (("pn128s512", 128, 512, False, "p"), ("pn128s2k", 128, 2048, False, "p"),
+                           ("pn64s512", 64, 512, False, "l"), ("pn64s1k", 64, 1024, False, "l")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:pn@%s=%s-km1-pn" % (_V, _KM[_k]), "cudnn"])
 for _n, _s, _c in (("pl64s8k", 8192, False), ("pl64c8k", 8192, True), ("pl64s16k", 16384, False)):
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", "pa:pl@%s=%s-km1-pl" % (_V, _KM["w"]),
                                       "pa:km@%s=%s-km" % (_V, _KM["w"]), "cudnn"])
