@@ -1289,7 +1289,8 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("serial-s3-rel-wg3-km1", PA_HV_WG3_S3_BITS | PA_HV_KEEPM1, 0)                          \
   X("pingpong-rel-os-km", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM, 1)   \
   X("pingpong-rel-os-km1", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM1, 0) \
-  X("pingpong-rel-os-km-pn", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN, 0) \
+  X("pingpong-rel-os-km-pn",                                                             \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN, 0)         \
   X("pingpong-rel-p-q2-os-km1-pn", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 0)         \
   X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 0)
 
@@ -1417,12 +1418,12 @@ int pa_hopper_default(const pa_problem *p) {
 /* The variants compiled at hd256: the default, the serial schedule (what an
  * uncompiled one falls back to), the 64-key tile, the pipelined schedule without the
  * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
- * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback) and
- * with it from the second key tile on ("pingpong-rel-os-km1", hd256 only) and the default
- * for plain problems only ("pingpong-rel-os-km-pn", likewise; the persistent defaults'
- * "-pn" forms at their head dims) there only in tuning builds, and hd256's default at hd64 / hd128 likewise. At hd64 the
- * persistent kernel without the lag (hd128's default) only in tuning builds, for
- * comparisons (hd64's default has the lag, decision 121). */
+ * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback), with
+ * it from the second key tile on ("pingpong-rel-os-km1", hd256 only) and for plain
+ * problems only ("pingpong-rel-os-km-pn", likewise; the persistent defaults' "-pn" forms
+ * at their head dims) there only in tuning builds, and hd256's default at hd64 / hd128
+ * likewise. At hd64 the persistent kernel without the lag (hd128's default) only in
+ * tuning builds, for comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||

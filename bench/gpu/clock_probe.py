@@ -520,10 +520,11 @@ for _n, _d, _s, _c, _o in (("bd64s2k", 64, 2048, False, "p"), ("bd64s4k", 64, 40
 
 # thirty-seventh session (issue 9; bench/gpu/s37.sh, written for a later session: no device
 # was lent in this one): hd256's default ("pingpong-rel-os-km") beside its "-km1" form and
-# its plain-only score pass ("-km-pn"; both bf16 tuning variants) and cuDNN; hd128 S4096, the persistent bound, with the grid kernel in
-# its "-km1" form (the grid default since decision 127) beside the persistent default and
-# cuDNN; hd64's 192-key kernel (the default from 8192 keys, "-km1") beside its peeled form
-# ("-km1-pl", PA_HV_PEEL), its "-km" form and cuDNN
+# its plain-only score pass ("-km-pn"; both bf16 tuning variants) and cuDNN; hd128 S4096,
+# the persistent bound, with the grid kernel in its "-km1" form (the grid default since
+# decision 127) beside the persistent default and cuDNN; hd64's 192-key kernel (the
+# default from 8192 keys, "-km1") beside its peeled form ("-km1-pl", PA_HV_PEEL), its "-km"
+# form and cuDNN
 for _n, _s, _c in (("ke256s8k", 8192, False), ("ke256c8k", 8192, True),
                    ("ke256s16k", 16384, False)):
     CASES[_n] = ("bf16", 256, _s, _c, ["pa", "pa:km1@%s=pingpong-rel-os-km1" % _V,

@@ -395,12 +395,12 @@ pa_require_kernels() {
     grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
 }
 
-# pa_probe CASES [ROUNDS]: clock_probe.py over the comma-separated cases CASES (ROUNDS
-# rounds, default two) as step probe (300 s), then its result lines (each starts with its
-# case's name) to $SUMMARY.
+# pa_probe CASES [ROUNDS] [LIMIT]: clock_probe.py over the comma-separated cases CASES
+# (ROUNDS rounds, default two) as step probe (LIMIT seconds, default 300), then its result
+# lines (each starts with its case's name) to $SUMMARY.
 # (The thirty-sixth session's scripts ran these two helpers' commands written out in
 # each script; they were gathered here after those runs, the commands unchanged.)
 pa_probe() {
-  step probe 300 python3 -u bench/gpu/clock_probe.py --rounds "${2:-2}" --cases "$1"
+  step probe "${3:-300}" python3 -u bench/gpu/clock_probe.py --rounds "${2:-2}" --cases "$1"
   grep -hE "^(${1//,/|}) " "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
 }

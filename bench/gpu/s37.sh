@@ -37,7 +37,8 @@ if [ "$PART" != probe ]; then
   pa_hopper_variant_sweep_bg d256-pn pingpong-rel-os-km-pn
   pa_hopper_variant_sweep_bg p-pn pingpong-rel-p-q2-os-km1-pn POLYATTN_CUDA_HOPPER_BLOCKS=3
   pa_hopper_variant_sweep_bg lag-pn pingpong-rel-p-q2-os-lag-km1-pn POLYATTN_CUDA_HOPPER_BLOCKS=3
-  pa_hopper_sanitizers_bg k192-pl 300 s8400_d64,s2500_causal_d64,s1500_d64 $V=serial-rel-wg3-k192-km1-pl
+  pa_hopper_sanitizers_bg k192-pl 300 s8400_d64,s2500_causal_d64,s1500_d64 \
+    $V=serial-rel-wg3-k192-km1-pl
   step_wait
   G256=d256_s255,d256_varlen_causal_gqa,d256_seqused_k_no_lse,s2048_causal_d256
   pa_hopper_sanitizers_bg d256-km1 300 "$G256" $V=pingpong-rel-os-km1
@@ -51,9 +52,6 @@ if [ "$PART" != probe ]; then
   pa_check_summary
 fi
 P=pl64s8k,pl64c8k,pl64s16k,ke256s8k,ke256c8k,ke256s16k,pn128s512,pn128s2k,pn64s512,pn64s1k,be128s4k
-if [ "$PART" != check ] && [ "$FAILED" = 0 ]; then
-  step probe 420 python3 -u bench/gpu/clock_probe.py --rounds 2 --cases "$P"
-  grep -hE "^(${P//,/|}) " "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
-fi
+[ "$PART" != check ] && [ "$FAILED" = 0 ] && pa_probe "$P" 2 420
 pa_gpu_pack_keep probe.log
 pa_gpu_finish
