@@ -539,6 +539,21 @@ for _n, _s, _c in (("pl64s8k", 8192, False), ("pl64c8k", 8192, True), ("pl64s16k
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", "pa:pl@%s=%s-km1-pl" % (_V, _KM["w"]),
                                       "pa:km@%s=%s-km" % (_V, _KM["w"]), "cudnn"])
 
+# thirty-eighth session (bench/gpu/s38.sh, a tuning build with bench/gpu/adopt_s38.patch
+# applied, so "pa" is the adopted default): each adopted kernel beside the default it
+# replaces ("old", by name) and cuDNN; hd256 with its "-km1" form too
+_OLD = {"w": _KM["w"] + "-km1", "p": _KM["p"] + "-km1", "l": _KM["l"] + "-km1",
+        "h": "pingpong-rel-os-km"}
+for _n, _d, _s, _c, _k in (("ad64w8k", 64, 8192, False, "w"), ("ad64wc8k", 64, 8192, True, "w"),
+                           ("ad64w16k", 64, 16384, False, "w"),
+                           ("ad256s8k", 256, 8192, False, "h"), ("ad256c8k", 256, 8192, True, "h"),
+                           ("ad256s16k", 256, 16384, False, "h"),
+                           ("ad128s512", 128, 512, False, "p"), ("ad128s2k", 128, 2048, False, "p"),
+                           ("ad128c4k", 128, 4096, True, "p"), ("ad64s512", 64, 512, False, "l"),
+                           ("ad64s1k", 64, 1024, False, "l"), ("ad64c2k", 64, 2048, True, "l")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:old@%s=%s" % (_V, _OLD[_k])] +
+                 (["pa:km1@%s=pingpong-rel-os-km1" % _V] if _k == "h" else []) + ["cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
