@@ -227,18 +227,20 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  holds the kept maximum's softmax only (unpeeled, ptxas keeps both
  *                  forms in it: 1687 instructions against "-km"'s 1263; peeled 1256, no
  *                  spills; thirty-sixth and thirty-seventh sessions' SASS); "-pl", a bf16
- *                  tuning variant, not yet timed. Not on the kernels whose score pass
+ *                  tuning variant, 3-4% slower than the unpeeled default (thirty-eighth
+ *                  session, decision 128). Not on the kernels whose score pass
  *                  has the general and block paths (the three-consumer kernel spilled
  *                  peeled);
  *   PA_HV_PLAIN    the score pass without the softcap / ALiBi / scale <= 0 and block-mask
  *                  paths, as the wide tiles compile it, on a kernel that otherwise has
  *                  them; runs plain problems only (pa_hopper_effective drops it for the
- *                  others). "-pn" on hd256's default ("pingpong-rel-os-km-pn") and on
- *                  the persistent defaults ("pingpong-rel-p-q2-os-km1-pn" at hd128,
- *                  "pingpong-rel-p-q2-os-lag-km1-pn" at hd64): bf16 tuning variants
- *                  (thirty-seventh session, not yet timed), for kernels whose key loop
- *                  holds every path of the score pass (hd256's: 4524 SASS instructions,
- *                  955 plain-only).
+ *                  others). The persistent defaults' "-pn" forms
+ *                  ("pingpong-rel-p-q2-os-km1-pn" at hd128, "pingpong-rel-p-q2-os-lag-
+ *                  km1-pn" at hd64) are what plain problems run there since decision 128
+ *                  (+1.8-4.1% sustained); hd256's ("pingpong-rel-os-km-pn", a bf16 tuning
+ *                  variant) measured level with its default. Written for kernels whose
+ *                  key loop holds every path of the score pass (hd256's: 4524 SASS
+ *                  instructions, 955 plain-only).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -1239,7 +1241,10 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * the wide-tile grid kernels' and the persistent kernels' "-km1" (decision 127,
  * thirty-sixth session), whose forms without it are tuning variants at those head dims
  * now (pa_hopper_effective drops the kept maximum with the 176-key tile, so
- * "pingpong-rel-os", not "-os-km", is the fallback of hd128's "-k176-os-km1" names). */
+ * "pingpong-rel-os", not "-os-km", is the fallback of hd128's "-k176-os-km1" names).
+ * The persistent kernels' "-pn" forms (the plain score pass only) are "full" since the
+ * thirty-ninth session: plain problems run them by default, the rest the forms without
+ * "-pn" (decision 128). */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1291,8 +1296,8 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-rel-os-km1", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM1, 0) \
   X("pingpong-rel-os-km-pn",                                                             \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN, 0)         \
-  X("pingpong-rel-p-q2-os-km1-pn", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 0)         \
-  X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 0)
+  X("pingpong-rel-p-q2-os-km1-pn", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)         \
+  X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1338,6 +1343,10 @@ enum {
    * +1.0-2.4% at S2048-4096 and causal 4096 / 8192; hd64 level at S256, +2.6-4.1% at S512,
    * S1024 and causal 2048) */
   PA_HOPPER_DEFAULT_SHORT = PA_HV_SHORT_BITS | PA_HV_KEEPM1,
+  /* pa_hopper_default adds PA_HV_PLAIN to both persistent defaults (decision 128: the
+   * score pass without the general and block-mask paths, +1.8-4.1% sustained at hd64
+   * S512 / S1024 / causal 2048 and hd128 S512 / S2048 / causal 4096); pa_hopper_effective
+   * drops it for problems that are not plain, which run these forms */
   /* hd64's persistent kernel: consumer 1 a key tile behind consumer 0 on a four-stage
    * ring (decision 121; "pingpong-rel-p-q2-os-lag-km1"); its form without them
    * ("pingpong-rel-p-q2-os-km1", hd128's default) is compiled at hd64 only in tuning
@@ -1383,7 +1392,8 @@ bool pa_hopper_plain(const pa_problem *p) {
  * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p"; at hd64 with
  * consumer 1 a turn behind on four stages since decision 121, sustained S512 +3.8%,
  * S1024 +1%, causal 2048 level; both with the kept maximum from a query tile's second
- * key tile on since decision 127) up to the
+ * key tile on since decision 127; plain problems on their "-pn" forms since decision
+ * 128) up to the
  * PA_HOPPER_PERSIST_SK_* bounds, the grid of one block per tile above (decision 89;
  * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
  * at hd64). Under a block mask with a list the persistent kernel too, taking tiles from
@@ -1409,7 +1419,7 @@ int pa_hopper_default(const pa_problem *p) {
     return PA_HOPPER_DEFAULT_D64_LONG;
   if (p->head_dim != 256 &&
       (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
-    return d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT;
+    return (d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT) | PA_HV_PLAIN;
   return d64                  ? (int)PA_HOPPER_DEFAULT_D64
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
                               : (int)PA_HOPPER_DEFAULT_D128;
