@@ -541,7 +541,9 @@ for _n, _s, _c in (("pl64s8k", 8192, False), ("pl64c8k", 8192, True), ("pl64s16k
 
 # thirty-eighth session (bench/gpu/s38.sh, a tuning build with bench/gpu/adopt_s38.patch
 # applied, so "pa" is the adopted default): each adopted kernel beside the default it
-# replaces ("old", by name) and cuDNN; hd256 with its "-km1" form too
+# replaces ("old", by name) and cuDNN; hd256 with its "-km1" form too. (bench/gpu/
+# final_s39.sh runs the persistent ones on the build CI ships after decision 128: there
+# "pa" is the "-pn" default and "old" its form without "-pn", still compiled.)
 _OLD = {"w": _KM["w"] + "-km1", "p": _KM["p"] + "-km1", "l": _KM["l"] + "-km1",
         "h": "pingpong-rel-os-km"}
 for _n, _d, _s, _c, _k in (("ad64w8k", 64, 8192, False, "w"), ("ad64wc8k", 64, 8192, True, "w"),
@@ -553,6 +555,30 @@ for _n, _d, _s, _c, _k in (("ad64w8k", 64, 8192, False, "w"), ("ad64wc8k", 64, 8
                            ("ad64s1k", 64, 1024, False, "l"), ("ad64c2k", 64, 2048, True, "l")):
     CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:old@%s=%s" % (_V, _OLD[_k])] +
                  (["pa:km1@%s=pingpong-rel-os-km1" % _V] if _k == "h" else []) + ["cudnn"])
+
+# thirty-ninth session (issue 9; bench/gpu/s39.sh): the kernels' bounds with "-pn" on the
+# persistent kernels (decision 128): each case's default ("pa") beside the other side of
+# its bound ("-pn" persistent "p", or the grid default "g") and cuDNN; hd64's cases also
+# beside the three-consumer grid kernel's plain-only form "serial-s3-rel-wg3-km-pn" (a
+# candidate in the module s39.sh runs, bench/gpu/s39_wg3pn.patch)
+_PN = {64: _KM["l"] + "-km1-pn", 128: _KM["p"] + "-km1-pn"}
+for _n, _d, _s, _c, _o in (("pb64s2k", 64, 2048, False, "p"), ("pb64s4k", 64, 4096, False, "p"),
+                           ("pb64c4k", 64, 4096, True, "p"), ("pb128s4k", 128, 4096, False, "g"),
+                           ("pb128s8k", 128, 8192, False, "p"), ("pb128c8k", 128, 8192, True, "g"),
+                           ("pb128c16k", 128, 16384, True, "p")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:%s@%s=%s" % (_o, _V, _PN[_d] if _o == "p" else
+                                                            _KM["k"] + "-km1")] +
+                 (["pa:gpn@%s=%s-km-pn" % (_V, _KM["g"])] if _d == 64 and not _c else []) +
+                 ["cudnn"])
+# and the Ampere kernel's plain-only score pass (decision 129; the default for plain
+# problems) beside the same rows with every path (POLYATTN_CUDA_AMPERE_PLAIN=0) and SDPA
+# flash, without LSE as every case here (hd128 runs m2k64-km-rs)
+_APL = "pa:all@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_PLAIN=0"
+for _n, _dt, _d, _s, _c in (("ap64s2k", "bf16", 64, 2048, False), ("ap64s8k", "bf16", 64, 8192, False),
+                            ("ap64c8k", "bf16", 64, 8192, True), ("ap128s2k", "bf16", 128, 2048, False),
+                            ("ap128s8k", "bf16", 128, 8192, False), ("ap128c8k", "bf16", 128, 8192, True),
+                            ("ap128h8k", "fp16", 128, 8192, False)):
+    CASES[_n] = (_dt, _d, _s, _c, [_AMP, _APL, "flash"])
 
 
 class Sampler:
