@@ -29,7 +29,7 @@ enum pa_pipe_pending {
   PENDING_FIRST_K_V = 2  /* Q landed; K[first], V[first] may be in flight */
 };
 
-template <typename T, int D, int V, bool SP24, bool PLAIN = false>
+template <typename T, int D, int V, bool SP24>
 struct pa_ampere_frag {
   typedef pa_ampere_cfg<D, V> cfg;
   typedef pa_tile_layout<D> layout;
@@ -46,7 +46,6 @@ struct pa_ampere_frag {
     tree_max = cfg::tree_max,
     keep_max = cfg::keep_max,
     rowsum = cfg::rowsum && !SP24, /* l by the tensor cores (warp_ops::pv's ls); not on mma.sp */
-    plain = PLAIN, /* the plain score pass only (fwd_tile.cuh; plain problems, fwd_ampere.cu) */
     stages = cfg::stages,
     list_offset = cfg::list_offset,
     S_TILES = block_k / 8,   /* n-tiles of S [16 x BK] per M tile */

@@ -47,16 +47,14 @@ namespace {
  * (ampere_frag.cuh). SP24: the NM_2_4 variant (ampere_sp24.cuh): K read in 2:4
  * group order, the two largest of each group of four kept (sp24_select = 0 keeps
  * the first two: a timing variant that computes something else), softmax on the
- * kept entries only, P.V on mma.sp m16n8k32. PLAIN: the score pass without the softcap /
- * ALiBi / scale <= 0 and block-mask paths, for plain problems (pa_ampere_plain). */
-template <typename T, int D, int V, bool SP24, bool PLAIN>
+ * kept entries only, P.V on mma.sp m16n8k32. */
+template <typename T, int D, int V, bool SP24>
 __global__ void __launch_bounds__(pa_ampere_cfg<D, V>::threads, pa_ampere_cfg<D, V>::min_blocks)
     pa_ampere_fwd_kernel(const __grid_constant__ pa_problem p, const int32_t *block_list,
                          int sp24_select) {
-  static_assert(!(SP24 && PLAIN), "a 2:4 problem is not plain");
 #if PA_AMPERE_ARCH_OK
   extern __shared__ __align__(128) unsigned char pa_smem[];
-  pa_fwd_tile<pa_ampere_frag<T, D, V, SP24, PLAIN>>(p, block_list, sp24_select, pa_smem);
+  pa_fwd_tile<pa_ampere_frag<T, D, V, SP24>>(p, block_list, sp24_select, pa_smem);
 #else
   __trap(); /* never launched: pa_cuda_ampere_supports() requires sm_80 */
 #endif
@@ -167,28 +165,8 @@ int pa_smem_bytes(int bucket, int variant) {
   });
 }
 
-/* The plain-only score pass (decision 129): the rows "auto" runs at hd64 and hd128 have
- * a second kernel each whose loop holds the plain path only (fwd_tile.cuh, L::plain;
- * static SASS of the sm_90 build: hd64 m2k128tj's key loop 14272 instructions, of which
- * ~1.7k are the plain path, hd128 m2k64-km-rs's 7952 with ~1.6k). Problems without a block
- * mask, 2:4, softcap or ALiBi and with scale > 0 run it; the others the kernel with every
- * path. POLYATTN_CUDA_AMPERE_PLAIN=0 (read at each call) keeps every problem on the
- * latter, for comparisons. */
-template <int D, int V>
-constexpr bool pa_has_plain() {
-  return (D == 64 && V == PA_VARIANT_M2K128TJ) ||
-         (D == 128 && (V == PA_VARIANT_M2K64KMRS || V == PA_VARIANT_M2K64KM));
-}
-
-bool pa_ampere_plain(const pa_problem *p) {
-  const char *env = getenv("POLYATTN_CUDA_AMPERE_PLAIN");
-  if (env && !strcmp(env, "0")) return false;
-  return p->sparsity == POLYATTN_SPARSITY_NONE && !(p->softcap > 0.0f) && !p->alibi.buf &&
-         p->scale > 0.0f;
-}
-
 /* Per instantiation: the devices on which the shared-memory opt-in was set. */
-template <typename T, int D, int V, bool SP24, bool PLAIN>
+template <typename T, int D, int V, bool SP24>
 std::atomic<unsigned long long> &pa_smem_opted() {
   static std::atomic<unsigned long long> mask(0);
   return mask;
@@ -210,18 +188,18 @@ int pa_sp24_select_on() {
   return on;
 }
 
-template <typename T, int D, int V, bool SP24, bool PLAIN>
+template <typename T, int D, int V, bool SP24>
 cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream) {
   typedef pa_ampere_cfg<D, V> cfg;
-  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V, SP24, PLAIN>;
+  const void *fn = (const void *)pa_ampere_fwd_kernel<T, D, V, SP24>;
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (!bit || !(pa_smem_opted<T, D, V, SP24, PLAIN>().load(std::memory_order_acquire) & bit)) {
+  if (!bit || !(pa_smem_opted<T, D, V, SP24>().load(std::memory_order_acquire) & bit)) {
     e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
-    pa_smem_opted<T, D, V, SP24, PLAIN>().fetch_or(bit, std::memory_order_acq_rel);
+    pa_smem_opted<T, D, V, SP24>().fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
@@ -232,7 +210,7 @@ cudaError_t pa_launch(const pa_problem *p, void *workspace, cudaStream_t stream)
     e = pa_block_list_build<cfg::block_q, cfg::block_k, cfg::warp_rows>(p, list, stream);
     if (e != cudaSuccess) return e;
   }
-  pa_ampere_fwd_kernel<T, D, V, SP24, PLAIN><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
+  pa_ampere_fwd_kernel<T, D, V, SP24><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(
       *p, list, pa_sp24_select_on());
   return cudaGetLastError();
 }
@@ -246,11 +224,9 @@ cudaError_t pa_launch_bucket(const pa_problem *p, void *workspace, cudaStream_t 
     else if (p->sparsity == POLYATTN_SPARSITY_NM_2_4) {
       /* a "-rs" row never sees 2:4 (pa_variant_for), so its 2:4 kernel is not compiled */
       if constexpr (pa_ampere_cfg<I::d, I::v>::rowsum) return cudaErrorInvalidValue;
-      else return pa_launch<T, I::d, I::v, true, false>(p, workspace, stream);
+      else return pa_launch<T, I::d, I::v, true>(p, workspace, stream);
     } else {
-      if constexpr (pa_has_plain<I::d, I::v>())
-        if (pa_ampere_plain(p)) return pa_launch<T, I::d, I::v, false, true>(p, workspace, stream);
-      return pa_launch<T, I::d, I::v, false, false>(p, workspace, stream);
+      return pa_launch<T, I::d, I::v, false>(p, workspace, stream);
     }
   });
 }

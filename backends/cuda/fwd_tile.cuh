@@ -34,10 +34,6 @@
  *                only, and warp_ops::pv(o, p, v_tile, ls) also returns P times ones, each
  *                lane its rows' whole sums of the tile's rounded P (ls[mt][2r], o_map's
  *                layout; o_map::rows == 2), added to l; step 4 then takes one lane's l
- *   plain        1: the score pass without the softcap / ALiBi / scale <= 0 and block-mask
- *                paths (the causal / window / length range stays), for problems that
- *                have none of them: the loop then holds the plain path only (decision
- *                129); 0: every path, chosen at run time
  *   stages       1 or 2 K/V buffers; list_offset: the block list's shared bytes
  *   s_map x_map o_map   fragment maps (frag_softmax.cuh, frag_scores.cuh) of S, of
  *                the softmax operand (S, or what a selection keeps of it) and of O
@@ -83,12 +79,12 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
   const int n_lo = (int)(c.klo / BK);
   const int n_hi = c.klo < c.khi ? (int)((c.khi + BK - 1) / BK) : n_lo;
 
-  const float slope = L::plain ? 0.0f : pa_problem_alibi_slope(&p, c.b, c.h);
-  const bool general = !L::plain && (p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f));
+  const float slope = pa_problem_alibi_slope(&p, c.b, c.h);
+  const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
   const float xscale = general ? 1.0f : p.scale * PA_LOG2E;
   /* BLOCK: the key tiles to visit come from the list built before the kernel
    * (block_list.cuh); NULL when there is no block mask. */
-  const bool use_block_mask = !L::plain && block_list != nullptr;
+  const bool use_block_mask = block_list != nullptr;
 
   const int tid = threadIdx.x, warp = tid / L::lanes, lane = tid % L::lanes;
   const int key_t = L::key_lane(lane);

@@ -5,8 +5,9 @@
 #    default for plain problems (decision 128: hd64 "pingpong-rel-p-q2-os-lag-km1-pn",
 #    hd128 "pingpong-rel-p-q2-os-km1-pn", bf16 and fp16; the others run the forms without
 #    it), measured by the thirty-eighth session on a tuning build;
-#  - the Ampere kernel's plain-only score pass (decision 129: the rows "auto" runs at
-#    hd64 / hd128 compiled a second time with L::plain, run for plain problems), new;
+#  - the Ampere kernel's plain-only score pass (the rows "auto" runs at hd64 / hd128
+#    compiled a second time with L::plain, run for plain problems): a candidate, measured
+#    slower here and not kept (decision 129; bench/gpu/ampere_plain_s39.patch);
 #  - bench/gpu/s39_wg3pn.patch: one more named Hopper variant, "serial-s3-rel-wg3-km-pn"
 #    (the three-consumer hd64 grid kernel's plain-only pass, "full" in this module only),
 #    a candidate no default runs.
@@ -22,11 +23,15 @@
 #  4. in parallel: the sweep forced onto the Ampere kernel with LSE as the cases ask and
 #     without, memcheck / racecheck on it over plain cases and fallbacks;
 #  5. test_cuda; compare_torch's standard sweep (bf16 and fp16, hd 64 and 128, S
-#     512-16384) on the default and (S >= 2048) on the Ampere kernel;
+#     2048-16384) on the Ampere kernel;
 #  6. with the time left (started before 430 s): clock_probe's pb* cases (the Hopper
 #     kernels' bounds with "-pn": each case's default, the kernel across its bound, at
-#     hd64 non-causal the candidate, cuDNN).
-# Run: source .devkit/env; OUT=dir bash bench/gpu/s39.sh   (~9.5 min)
+#     hd64 non-causal the candidate, cuDNN); before 520 s: compare_torch on the default
+#     (bf16, hd 64 and 128, S 512 / 2048 / 8192).
+# The module: 7d8d3d1's tree with bench/gpu/ampere_plain_s39.patch and
+# bench/gpu/s39_wg3pn.patch applied, built as CI builds it (-DPOLYATTN_CUDA_ARCHS=90).
+# Run on an H100 in the thirty-ninth session (494 s; bench/results/2026-12-06s39-final/).
+# Run: source .devkit/env; OUT=dir bash bench/gpu/s39.sh   (~8-9 min)
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup s39 python3 nvidia-smi test_forward test_cuda
@@ -61,14 +66,16 @@ step_wait
 step test-cuda 120 test_cuda --filter 'cuda/*'
 unset POLYATTN_TEST_BACKENDS
 pa_check_summary
-step torch 120 python3 -u bench/compare_torch.py --no-efficient --dtypes bf16,fp16 --dims 64,128 \
-  --seqlens 512,1024,2048,4096,8192,16384 --json "$LOG/torch.jsonl"
-grep -E "geomean|correctness" "$LOG/torch.log" | tee -a "$SUMMARY"
 step torch-ampere 100 python3 -u bench/compare_torch.py --env-kernel ampere --no-efficient --no-cudnn \
   --dtypes bf16,fp16 --dims 64,128 --seqlens 2048,4096,8192,16384 --json "$LOG/torch-ampere.jsonl"
 grep -E "geomean|correctness" "$LOG/torch-ampere.log" | tee -a "$SUMMARY"
 if [ "$SECONDS" -lt 430 ]; then
   pa_probe pb64s2k,pb64s4k,pb64c4k,pb128s4k,pb128s8k,pb128c8k,pb128c16k 2 $((585 - SECONDS))
 fi
-pa_gpu_pack_keep torch.log torch-ampere.log probe-ap.log probe.log
+if [ "$SECONDS" -lt 520 ]; then
+  step torch 60 python3 -u bench/compare_torch.py --no-efficient --dtypes bf16 --dims 64,128 \
+    --seqlens 512,2048,8192 --json "$LOG/torch.jsonl"
+  grep -E "geomean|correctness" "$LOG/torch.log" | tee -a "$SUMMARY"
+fi
+pa_gpu_pack_keep torch-ampere.log probe-ap.log probe.log torch.log 2>/dev/null
 pa_gpu_finish
