@@ -1430,9 +1430,9 @@ int pa_hopper_default(const pa_problem *p) {
  * pingpong turns and the lazy O rescale; "-k64", "pipe-rel" and "-lo" exist at hd256
  * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback), with
  * it from the second key tile on ("pingpong-rel-os-km1", hd256 only) and for plain
- * problems only ("pingpong-rel-os-km-pn", likewise; the persistent defaults' "-pn" forms
- * at their head dims) there only in tuning builds, and hd256's default at hd64 / hd128
- * likewise. At hd64 the persistent kernel without the lag (hd128's default) only in
+ * problems only ("pingpong-rel-os-km-pn", likewise) there only in tuning builds, and
+ * hd256's default at hd64 / hd128 likewise. Of the other "-pn" forms only the persistent
+ * defaults' are compiled, each at its own head dims (in every build since decision 128). At hd64 the persistent kernel without the lag (hd128's default) only in
  * tuning builds, for comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||

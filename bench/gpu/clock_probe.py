@@ -542,8 +542,8 @@ for _n, _s, _c in (("pl64s8k", 8192, False), ("pl64c8k", 8192, True), ("pl64s16k
 # thirty-eighth session (bench/gpu/s38.sh, a tuning build with bench/gpu/adopt_s38.patch
 # applied, so "pa" is the adopted default): each adopted kernel beside the default it
 # replaces ("old", by name) and cuDNN; hd256 with its "-km1" form too. (bench/gpu/
-# final_s39.sh runs the persistent ones on the build CI ships after decision 128: there
-# "pa" is the "-pn" default and "old" its form without "-pn", still compiled.)
+# s39.sh runs the persistent ones on the build CI ships after decision 128: there "pa"
+# is the "-pn" default and "old" its form without "-pn", still compiled.)
 _OLD = {"w": _KM["w"] + "-km1", "p": _KM["p"] + "-km1", "l": _KM["l"] + "-km1",
         "h": "pingpong-rel-os-km"}
 for _n, _d, _s, _c, _k in (("ad64w8k", 64, 8192, False, "w"), ("ad64wc8k", 64, 8192, True, "w"),
@@ -570,9 +570,11 @@ for _n, _d, _s, _c, _o in (("pb64s2k", 64, 2048, False, "p"), ("pb64s4k", 64, 40
                                                             _KM["k"] + "-km1")] +
                  (["pa:gpn@%s=%s-km-pn" % (_V, _KM["g"])] if _d == 64 and not _c else []) +
                  ["cudnn"])
-# and the Ampere kernel's plain-only score pass (decision 129; the default for plain
-# problems) beside the same rows with every path (POLYATTN_CUDA_AMPERE_PLAIN=0) and SDPA
-# flash, without LSE as every case here (hd128 runs m2k64-km-rs)
+# and the Ampere kernel's plain-only score pass (decision 129, not in the tree: in a module
+# built with bench/gpu/ampere_plain_s39.patch it is the default for plain problems) beside
+# the same rows with every path (POLYATTN_CUDA_AMPERE_PLAIN=0) and SDPA flash, without
+# LSE as every case here (hd128 runs m2k64-km-rs); without the patch both contenders run
+# the same kernel
 _APL = "pa:all@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_PLAIN=0"
 for _n, _dt, _d, _s, _c in (("ap64s2k", "bf16", 64, 2048, False), ("ap64s8k", "bf16", 64, 8192, False),
                             ("ap64c8k", "bf16", 64, 8192, True), ("ap128s2k", "bf16", 128, 2048, False),
