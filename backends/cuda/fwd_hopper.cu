@@ -1297,7 +1297,8 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-rel-os-km-pn",                                                             \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN, 0)         \
   X("pingpong-rel-p-q2-os-km1-pn", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)         \
-  X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)
+  X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)   \
+  X("serial-s3-rel-wg3-km-pn", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN, 1)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1321,9 +1322,13 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
  * Since the thirty-third session the three grid defaults and hd256's carry the softmax's
  * kept maximum ("-km", decisions 122 and 124; sustained, bf16, against the same kernel
  * without it: hd128 +3.5-4.2% at S8192 / S16384, hd64 +0.9-1.9%, hd256 +6.6-9.1%); the
- * persistent kernels do not (mixed, -3.3% to +3.4%, decision 122). */
+ * persistent kernels do not (mixed, -3.3% to +3.4%, decision 122). Since the fortieth
+ * session hd64's three-consumer grid default runs plain problems on its plain-only score
+ * pass ("serial-s3-rel-wg3-km-pn", decision 130: +2.7-3.2% sustained at S2048 / S4096,
+ * bf16 and fp16); pa_hopper_effective drops the bit for the others. */
 enum {
-  /* the grid kernels at hd64 and hd128 with the kept maximum (decisions 122, 124) */
+  /* the grid kernels at hd64 and hd128 with the kept maximum (decisions 122, 124); at hd64
+   * pa_hopper_default adds PA_HV_PLAIN (decision 130) */
   PA_HOPPER_DEFAULT_D64 = PA_HV_WG3_S3_BITS | PA_HV_KEEPM,
   /* hd64 plain problems from PA_HOPPER_K192_SK_D64 keys, causal ones above
    * PA_HOPPER_PERSIST_SK_D64_CAUSAL_PLAIN: 192-key tiles, two stages. It and hd128's
@@ -1394,7 +1399,8 @@ bool pa_hopper_plain(const pa_problem *p) {
  * S1024 +1%, causal 2048 level; both with the kept maximum from a query tile's second
  * key tile on since decision 127; plain problems on their "-pn" forms since decision
  * 128) up to the
- * PA_HOPPER_PERSIST_SK_* bounds, the grid of one block per tile above (decision 89;
+ * PA_HOPPER_PERSIST_SK_* bounds, the grid of one block per tile above (hd64's
+ * three-consumer kernel on its "-pn" form too, decision 130; decision 89;
  * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
  * at hd64). Under a block mask with a list the persistent kernel too, taking tiles from
  * a counter (decision 94: 25% density 3.45x dense against the grid's 3.32x at hd128
@@ -1420,7 +1426,7 @@ int pa_hopper_default(const pa_problem *p) {
   if (p->head_dim != 256 &&
       (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
     return (d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT) | PA_HV_PLAIN;
-  return d64                  ? (int)PA_HOPPER_DEFAULT_D64
+  return d64                  ? (int)PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
                               : (int)PA_HOPPER_DEFAULT_D128;
 }
@@ -1431,9 +1437,11 @@ int pa_hopper_default(const pa_problem *p) {
  * only; the default without the kept maximum ("pingpong-rel-os", hd128's fallback), with
  * it from the second key tile on ("pingpong-rel-os-km1", hd256 only) and for plain
  * problems only ("pingpong-rel-os-km-pn", likewise) there only in tuning builds, and
- * hd256's default at hd64 / hd128 likewise. Of the other "-pn" forms only the persistent
- * defaults' are compiled, each at its own head dims (in every build since decision 128). At hd64 the persistent kernel without the lag (hd128's default) only in
- * tuning builds, for comparisons (hd64's default has the lag, decision 121). */
+ * hd256's default at hd64 / hd128 likewise. Of the other "-pn" forms only the defaults'
+ * are compiled, each at its own head dims, in every build: the persistent defaults'
+ * (decision 128) and hd64's three-consumer grid default's (decision 130). At hd64 the
+ * persistent kernel without the lag (hd128's default) only in tuning builds, for
+ * comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||
@@ -1446,6 +1454,7 @@ constexpr bool pa_hopper_compiled_at(int d, int v) {
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
                         v != (PA_HOPPER_D256_OS | PA_HV_KEEPM1) &&
                         (!(v & PA_HV_PLAIN) || v == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN) ||
+                         (d == 64 && v == (PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN)) ||
                          (d == 128 && v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN))) &&
                         (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS) &&
                         (v != PA_HOPPER_DEFAULT_D256 || PA_CUDA_TUNING_VARIANTS);

@@ -583,6 +583,20 @@ for _n, _dt, _d, _s, _c in (("ap64s2k", "bf16", 64, 2048, False), ("ap64s8k", "b
     CASES[_n] = (_dt, _d, _s, _c, [_AMP, _APL, "flash"])
 
 
+# fortieth session (issue 9; bench/gpu/s40.sh): the three-consumer hd64 grid kernel's
+# plain-only form "serial-s3-rel-wg3-km-pn" as the default of plain problems between the
+# bounds (decision 130): "pa" (the default) beside the form without "-pn" ("old") and cuDNN;
+# at S2048 also the persistent kernel across PA_HOPPER_PERSIST_SK_D64 ("p"); at S1024 (the
+# persistent kernel's) and S8192 (the 192-key kernel's) the new form by name ("gpn"), to
+# see whether the bounds still fall where the kernels cross
+_WN = "%s=%s-km" % (_V, _KM["g"])
+for _n, _dt, _s, _o in (("wn64s1k", "bf16", 1024, ["pa:gpn@%s-pn" % _WN]),
+                        ("wn64s2k", "bf16", 2048, ["pa:old@" + _WN, "pa:p@%s=%s" % (_V, _PN[64])]),
+                        ("wn64s4k", "bf16", 4096, ["pa:old@" + _WN]),
+                        ("wn64h4k", "fp16", 4096, ["pa:old@" + _WN]),
+                        ("wn64s8k", "bf16", 8192, ["pa:gpn@%s-pn" % _WN])):
+    CASES[_n] = (_dt, 64, _s, False, ["pa"] + _o + ["cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""

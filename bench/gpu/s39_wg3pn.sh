@@ -7,6 +7,8 @@
 # fp16; fallbacks: softcap, ALiBi). ~2 min.
 # Not run in the thirty-ninth session: the calls after s39.sh got no machine (two failed
 # starts, two refusals), and then too little device time was left. The module is s39.sh's.
+# The fortieth session adopted the patch (decision 130) and ran these checks, on the build
+# with the variant as hd64's grid default, in bench/gpu/s40.sh instead.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s39_wg3pn.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
