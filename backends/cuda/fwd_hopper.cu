@@ -1385,13 +1385,6 @@ enum {
   PA_HOPPER_K192_SK_D64 = 8192
 };
 
-/* A problem the wide key tiles run (hd128's 160/176, hd64's 192 keys): no block mask,
- * softcap, ALiBi or scale <= 0, whose score passes those kernels compile out. */
-bool pa_hopper_plain(const pa_problem *p) {
-  return p->sparsity != POLYATTN_SPARSITY_BLOCK && !(p->softcap > 0.0f) && !p->alibi.buf &&
-         p->scale > 0.0f;
-}
-
 /* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
  * 96 "pingpong-rel-p-q2-os": two Q buffers and O through the finished one; S512 hd128
  * 0.164 -> 0.148 ms, causal 0.132 -> 0.115, against "pingpong-rel-p"; at hd64 with

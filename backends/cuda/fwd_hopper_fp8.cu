@@ -266,12 +266,16 @@ struct pa_fp8_cfg {
  *               rescales of l and O (one vote on the threads' own row maxima replaces
  *               SKIP's vote after the reductions). The threshold is P's headroom
  *               in e4m3: 2^8 p <= 2^8.75 = 430.5 < 448, e4m3's largest finite value.
+ *   PA_FP8_PLAIN the score pass without the softcap / ALiBi / scale <= 0 path (the
+ *               16-bit kernel's PA_HV_PLAIN, decision 128): run only for problems
+ *               pa_hopper_plain accepts (pa_fp8_variant drops the bit for the others);
+ *               hd64's default without LSE since decision 131.
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 #define PA_FP8_KEEP_LOG2 0.75f
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
        PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024,
-       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096 };
+       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096, PA_FP8_PLAIN = 8192 };
 /* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
  * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
  * hd128 x 64, two stages; elsewhere it runs with two). */
@@ -416,6 +420,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     TREE = (V & PA_FP8_TREE) != 0,
     ROWSUM = (V & PA_FP8_ROWSUM) != 0,
     KEEPM = (V & PA_FP8_KEEPM) != 0,
+    PLAIN = (V & PA_FP8_PLAIN) != 0,
     VT_ROWS = cfg::vt_rows,
     OT = D / 8 + ROWSUM, /* 8-column chunks of the O accumulator (ROWSUM: + l's) */
     BQ = cfg::block_q,
@@ -530,7 +535,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   const float qk_descale =
       pa_problem_descale(&p.q_descale, c.b, c.hk) * pa_problem_descale(&p.k_descale, c.b, c.hk);
   const float v_descale = pa_problem_descale(&p.v_descale, c.b, c.hk);
-  const bool general = p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f);
+  /* PLAIN: the general pass compiled out (the host runs such a kernel on plain problems) */
+  const bool general = !PLAIN && (p.softcap > 0.0f || slope != 0.0f || !(p.scale > 0.0f));
   /* fast path: x = raw fp8 dot product, score * log2(e) = x * xscale */
   const float xscale = general ? 1.0f : p.scale * qk_descale * PA_LOG2E;
 
@@ -846,8 +852,8 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
 }
 
 /* The variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call): name, bits, and whether
- * it ships (1: the defaults with and without ROWSUM, and "serial", the reference the
- * benchmarks compare against). The others are tuning aids, compiled only with the CMake
+ * it ships (1: the defaults with and without ROWSUM, hd64's ROWSUM form with PLAIN, and
+ * "serial", the reference the benchmarks compare against). The others are tuning aids, compiled only with the CMake
  * option POLYATTN_CUDA_TUNING_VARIANTS (decision 114, as decision 112 for the 16-bit
  * forward); without it their names run the default. */
 #define PA_FP8_VARIANT_LIST(X)                 \
@@ -879,7 +885,11 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pingpong-gs-k192-t-km", PA_FP8_DEFAULT_D128 | PA_FP8_KEEPM, 0) \
   X("pingpong-gs-k192-t-r-km", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_KEEPM, 0) \
   X("pipe-gs-t-wg3-km", PA_FP8_DEFAULT_D64 | PA_FP8_KEEPM, 0) \
-  X("pipe-gs-t-wg3-r-km", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_KEEPM, 0)
+  X("pipe-gs-t-wg3-r-km", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_KEEPM, 0) \
+  X("pingpong-gs-k192-t-pn", PA_FP8_DEFAULT_D128 | PA_FP8_PLAIN, 0) \
+  X("pingpong-gs-k192-t-r-pn", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 0) \
+  X("pipe-gs-t-wg3-pn", PA_FP8_DEFAULT_D64 | PA_FP8_PLAIN, 0) \
+  X("pipe-gs-t-wg3-r-pn", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 1)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum
@@ -897,12 +907,22 @@ enum {
   PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3
 };
 
+/* PLAIN forms are compiled only at their defaults' head dims (the others, as before, at
+ * both; in the builds CI ships only hd64's "pipe-gs-t-wg3-r-pn", decision 131). */
+constexpr bool pa_fp8_compiled_at(int d, int v) {
+  return !(v & PA_FP8_PLAIN) ||
+         (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN)) == (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);
+}
+
 /* The variant for problem p: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default
  * of its head dim, which takes l from the tensor cores (ROWSUM) when no LSE is asked for
  * (decision 108: faster and O's error lower, but l, and so LSE, would carry the fp8
  * tensor cores' truncating accumulation). At hd128 the seventeenth session's timings
  * could not tell it from the default (level to -2.7% one process, +1.5% another); the
- * nineteenth's, sustained with the clock logged, put it 0.8-1.2% ahead at S >= 8192. */
+ * nineteenth's, sustained with the clock logged, put it 0.8-1.2% ahead at S >= 8192.
+ * At hd64 that form runs plain problems on its PLAIN form (decision 131, fortieth session
+ * on an H100, sustained: +1.3-1.6% at S8192, +2.1% causal 8192); at hd128 PLAIN measured
+ * 0.5-1.0% slower (level at S2048) and stays a tuning variant. */
 int pa_fp8_variant(const pa_problem *p) {
   const int d = p->head_dim;
   struct named {
@@ -913,10 +933,15 @@ int pa_fp8_variant(const pa_problem *p) {
 #define PA_FP8_NAME(name, v, full) {name, v, (full) || PA_CUDA_TUNING_VARIANTS},
   static const named variants[] = {PA_FP8_VARIANT_LIST(PA_FP8_NAME)};
 #undef PA_FP8_NAME
+  /* PLAIN only where the problem is plain and the form is compiled at its head dim: else
+   * the form without it runs */
+  const int drop = pa_hopper_plain(p) ? 0 : PA_FP8_PLAIN;
   if (const char *env = getenv("POLYATTN_CUDA_FP8_VARIANT"))
     for (const named &x : variants)
-      if (x.compiled && !strcmp(env, x.name)) return x.v;
-  if (d == 64) return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
+      if (x.compiled && !strcmp(env, x.name))
+        return x.v & ~(pa_fp8_compiled_at(d, x.v) ? drop : PA_FP8_PLAIN);
+  if (d == 64) /* without LSE, plain problems on "pipe-gs-t-wg3-r-pn" (decision 131) */
+    return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : (PA_FP8_ROWSUM | (PA_FP8_PLAIN & ~drop)));
   return PA_FP8_DEFAULT_D128 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
 }
 
@@ -928,7 +953,8 @@ cudaError_t pa_fp8_run(int v, const pa_problem *p, cudaStream_t stream, bool *do
   switch (v) {
 #define PA_FP8_CASE(name, x, full)                                      \
   case (x):                                                             \
-    if constexpr ((full) || PA_CUDA_TUNING_VARIANTS) return pa_fp8_launch<D, (x)>(p, stream); \
+    if constexpr (((full) || PA_CUDA_TUNING_VARIANTS) && pa_fp8_compiled_at(D, (x)))      \
+      return pa_fp8_launch<D, (x)>(p, stream);                                           \
     break;
     PA_FP8_VARIANT_LIST(PA_FP8_CASE)
 #undef PA_FP8_CASE

@@ -1,7 +1,7 @@
 /* Host code shared by the Hopper forward kernels (fwd_hopper.cu, fwd_hopper_fp8.cu):
  * cuTensorMapEncodeTiled through the CUDA runtime's driver entry point (the module keeps
- * its static CUDA runtime and does not link libcuda; NULL when the driver lacks it), and
- * the idle-consumer setting. */
+ * its static CUDA runtime and does not link libcuda; NULL when the driver lacks it), the
+ * idle-consumer setting and which problems the plain-only score passes run. */
 #ifndef PA_HOPPER_TMA_H
 #define PA_HOPPER_TMA_H
 
@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "problem.h"
 
 typedef CUresult (*pa_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                        const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -35,6 +37,14 @@ inline pa_encode_tiled_fn pa_encode_tiled() {
 inline int pa_hopper_skip_idle() {
   const char *env = getenv("POLYATTN_CUDA_HOPPER_IDLE");
   return !(env && !strcmp(env, "0"));
+}
+
+/* A problem without a block mask, softcap, ALiBi or scale <= 0: what the kernels whose
+ * score pass has no general or block-mask path run (the 16-bit kernel's wide key tiles
+ * and its "-pn" forms, PA_HV_PLAIN; the FP8 kernel's PA_FP8_PLAIN). */
+inline bool pa_hopper_plain(const pa_problem *p) {
+  return p->sparsity != POLYATTN_SPARSITY_BLOCK && !(p->softcap > 0.0f) && !p->alibi.buf &&
+         p->scale > 0.0f;
 }
 
 #endif /* PA_HOPPER_TMA_H */

@@ -597,6 +597,15 @@ for _n, _dt, _s, _o in (("wn64s1k", "bf16", 1024, ["pa:gpn@%s-pn" % _WN]),
                         ("wn64s8k", "bf16", 8192, ["pa:gpn@%s-pn" % _WN])):
     CASES[_n] = (_dt, 64, _s, False, ["pa"] + _o + ["cudnn"])
 
+# fortieth session (issue 9; bench/gpu/s40_fp8.sh): the FP8 kernel's plain-only score pass
+# (PA_FP8_PLAIN, "-pn") as the defaults' form for plain problems (here without LSE: the
+# "-r" forms): "fp8" (the default) beside the form without "-pn" by name ("old") and cuDNN
+_FPN = {64: "pipe-gs-t-wg3-r", 128: "pingpong-gs-k192-t-r"}
+for _n, _d, _s, _c in (("fpn128s2k", 128, 2048, False), ("fpn128s8k", 128, 8192, False),
+                       ("fpn128c8k", 128, 8192, True), ("fpn128s16k", 128, 16384, False),
+                       ("fpn64s8k", 64, 8192, False), ("fpn64c8k", 64, 8192, True)):
+    CASES[_n] = ("bf16", _d, _s, _c, ["fp8", "fp8:old@POLYATTN_CUDA_FP8_VARIANT=" + _FPN[_d], "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
