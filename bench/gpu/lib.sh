@@ -395,6 +395,21 @@ pa_require_kernels() {
     grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
 }
 
+# pa_gpu_start NAME REGEX COUNT TOOL...: the start the timing-and-check scripts share (the
+# fortieth session's on): the devkit's gzip-compressed files unpacked, pa_gpu_setup NAME
+# with python3, nvidia-smi and each TOOL, pa_gpu_state, STEP_TAIL=0, then
+# pa_require_kernels REGEX COUNT, the script ending there if the module lacks them.
+pa_gpu_start() {
+  local name=$1 regex=$2 count=$3
+  shift 3
+  gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
+  pa_gpu_setup "$name" python3 nvidia-smi "$@"
+  pa_gpu_state
+  STEP_TAIL=0
+  pa_require_kernels "$regex" "$count"
+  [ "$FAILED" = 0 ] || pa_gpu_finish
+}
+
 # pa_probe CASES [ROUNDS] [LIMIT]: clock_probe.py over the comma-separated cases CASES
 # (ROUNDS rounds, default two) as step probe (LIMIT seconds, default 300), then its result
 # lines (each starts with its case's name) to $SUMMARY.

@@ -12,16 +12,13 @@
 #     name, memcheck / racecheck / synccheck by default over hd64 cases it runs (plain,
 #     causal, varlen GQA, empty rows) and cases that fall back (softcap, ALiBi);
 #  4. test_cuda; compare_torch on the default (bf16 and fp16, hd 64, S 2048 / 4096).
-# Run: source .devkit/env; OUT=dir bash bench/gpu/s40.sh   (~6 min)
-gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
+# Run in the fortieth session on an H100 (208 s; bench/results/2026-12-06s40/); the run had
+# the start written out, gathered into lib.sh's pa_gpu_start afterwards, the commands unchanged.
+# Run: source .devkit/env; OUT=dir bash bench/gpu/s40.sh   (~4 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pa_gpu_setup s40 python3 nvidia-smi test_forward test_cuda
-pa_gpu_state
-STEP_TAIL=0
-V=POLYATTN_CUDA_HOPPER_VARIANT
 # V 2359324 = PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN, bf16 and fp16
-pa_require_kernels 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li64ELi2359324E' 2
-[ "$FAILED" = 0 ] || pa_gpu_finish
+pa_gpu_start s40 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li64ELi2359324E' 2 test_forward test_cuda
+V=POLYATTN_CUDA_HOPPER_VARIANT
 pa_probe wn64s2k,wn64s4k,wn64h4k,wn64s1k,wn64s8k 2 240
 export POLYATTN_TEST_BACKENDS=cuda
 step_bg sweep-default 300 test_forward --jobs 4

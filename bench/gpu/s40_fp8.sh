@@ -19,15 +19,11 @@
 # without LSE gained 1.3-2.1%, hd128 lost 0.5-1.0%, so only hd64's "-r-pn" form ships
 # (decision 131); in later trees the other "-pn" names are tuning variants, which without
 # -DPOLYATTN_CUDA_TUNING_VARIANTS=ON run the defaults, and step rows expects 1 kernel.
-# Run: source .devkit/env; OUT=dir bash bench/gpu/s40_fp8.sh   (~5 min)
-gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
+# (The run had the start written out, gathered into lib.sh's pa_gpu_start afterwards.)
+# Run: source .devkit/env; OUT=dir bash bench/gpu/s40_fp8.sh   (~3 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pa_gpu_setup s40_fp8 python3 nvidia-smi test_forward test_fp8
-pa_gpu_state
-STEP_TAIL=0
 # V: hd128 482 | PLAIN 8192 (| ROWSUM 2048), hd64 865 | PLAIN (| ROWSUM)
-pa_require_kernels 'pa_hopper_fp8_kernelILi(128ELi(8674|10722)|64ELi(9057|11105))E' 4
-[ "$FAILED" = 0 ] || pa_gpu_finish
+pa_gpu_start s40_fp8 'pa_hopper_fp8_kernelILi(128ELi(8674|10722)|64ELi(9057|11105))E' 4 test_forward test_fp8
 pa_probe fpn128s8k,fpn128s16k,fpn128c8k,fpn128s2k,fpn64s8k,fpn64c8k 2 200
 # test_fp8 exits 1 on its LSE cases (decision 78): the synthesis lines are the result
 step test-default 90 test_fp8 --verbose --jobs 8
