@@ -853,9 +853,9 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
 
 /* The variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call): name, bits, and whether
  * it ships (1: the defaults with and without ROWSUM, hd64's ROWSUM form with PLAIN, and
- * "serial", the reference the benchmarks compare against). The others are tuning aids, compiled only with the CMake
- * option POLYATTN_CUDA_TUNING_VARIANTS (decision 114, as decision 112 for the 16-bit
- * forward); without it their names run the default. */
+ * "serial", the reference the benchmarks compare against). The others are tuning aids,
+ * compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (decision 114, as
+ * decision 112 for the 16-bit forward); without it their names run the default. */
 #define PA_FP8_VARIANT_LIST(X)                 \
   X("serial", PA_FP8_SERIAL, 1)                   \
   X("pipe", PA_FP8_PIPE, 0)                       \
