@@ -910,8 +910,8 @@ enum {
 /* PLAIN forms are compiled only at their defaults' head dims (the others, as before, at
  * both; in the builds CI ships only hd64's "pipe-gs-t-wg3-r-pn", decision 131). */
 constexpr bool pa_fp8_compiled_at(int d, int v) {
-  return !(v & PA_FP8_PLAIN) ||
-         (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN)) == (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);
+  return !(v & PA_FP8_PLAIN) || (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN)) ==
+                                    (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);
 }
 
 /* The variant for problem p: POLYATTN_CUDA_FP8_VARIANT if it names one, else the default
