@@ -616,6 +616,17 @@ for _n, _d, _s in (("tq128s512", 128, 512), ("tq64s512", 64, 512), ("tq128s1k", 
                    ("tq64s1k", 64, 1024)):
     CASES[_n] = ("bf16", _d, _s, False, ["pa", "cudnn"])
 
+# fortieth session (issue 9; bench/gpu/s40_wg3p.sh, a module with bench/gpu/s40_wg3p.patch):
+# the three-consumer kernel on the persistent walk again (the twenty-eighth session's
+# "serial-s3-rel-wg3-p-q2" was 5-14% slower), now with the plain-only pass and the kept
+# maximum, O out through registers ("p") or through shared memory ("pos"), beside the
+# default (the persistent "-pn" kernel up to 1024 keys, the grid "-pn" kernel above) and cuDNN
+_W3P = "pa:p@%s=serial-s3-rel-wg3-p-q2-km-pn" % _V
+_W3POS = "pa:pos@%s=serial-s3-rel-wg3-p-q2-os-km-pn" % _V
+for _n, _s, _c in (("w3p512", 512, False), ("w3p1k", 1024, False), ("w3p2k", 2048, False),
+                   ("w3p4k", 4096, False), ("w3pc2k", 2048, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["pa", _W3P, _W3POS, "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
