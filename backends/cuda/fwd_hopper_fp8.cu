@@ -269,7 +269,7 @@ struct pa_fp8_cfg {
  *   PA_FP8_PLAIN the score pass without the softcap / ALiBi / scale <= 0 path (the
  *               16-bit kernel's PA_HV_PLAIN, decision 128): run only for problems
  *               pa_hopper_plain accepts (pa_fp8_variant drops the bit for the others);
- *               hd64's default without LSE since decision 131.
+ *               hd64's defaults' (with LSE and without) since decision 131.
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 #define PA_FP8_KEEP_LOG2 0.75f
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
@@ -852,7 +852,7 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
 }
 
 /* The variants (POLYATTN_CUDA_FP8_VARIANT=name, read per call): name, bits, and whether
- * it ships (1: the defaults with and without ROWSUM, hd64's ROWSUM form with PLAIN, and
+ * it ships (1: the defaults with and without ROWSUM, hd64's two forms with PLAIN, and
  * "serial", the reference the benchmarks compare against). The others are tuning aids,
  * compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (decision 114, as
  * decision 112 for the 16-bit forward); without it their names run the default. */
@@ -888,7 +888,7 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe-gs-t-wg3-r-km", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_KEEPM, 0) \
   X("pingpong-gs-k192-t-pn", PA_FP8_DEFAULT_D128 | PA_FP8_PLAIN, 0) \
   X("pingpong-gs-k192-t-r-pn", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 0) \
-  X("pipe-gs-t-wg3-pn", PA_FP8_DEFAULT_D64 | PA_FP8_PLAIN, 0) \
+  X("pipe-gs-t-wg3-pn", PA_FP8_DEFAULT_D64 | PA_FP8_PLAIN, 1) \
   X("pipe-gs-t-wg3-r-pn", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 1)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
@@ -908,7 +908,8 @@ enum {
 };
 
 /* PLAIN forms are compiled only at their defaults' head dims (the others, as before, at
- * both; in the builds CI ships only hd64's "pipe-gs-t-wg3-r-pn", decision 131). */
+ * both; in the builds CI ships only hd64's "pipe-gs-t-wg3-pn" and "pipe-gs-t-wg3-r-pn",
+ * decision 131). */
 constexpr bool pa_fp8_compiled_at(int d, int v) {
   return !(v & PA_FP8_PLAIN) || (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN)) ==
                                     (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);
@@ -920,9 +921,10 @@ constexpr bool pa_fp8_compiled_at(int d, int v) {
  * tensor cores' truncating accumulation). At hd128 the seventeenth session's timings
  * could not tell it from the default (level to -2.7% one process, +1.5% another); the
  * nineteenth's, sustained with the clock logged, put it 0.8-1.2% ahead at S >= 8192.
- * At hd64 that form runs plain problems on its PLAIN form (decision 131, fortieth session
- * on an H100, sustained: +1.3-1.6% at S8192, +2.1% causal 8192); at hd128 PLAIN measured
- * 0.5-1.0% slower (level at S2048) and stays a tuning variant. */
+ * At hd64 both forms run plain problems on their PLAIN forms (decision 131, fortieth
+ * session on an H100, sustained: without LSE +1.3-1.6% at S8192, +2.1% causal 8192; with
+ * LSE +1.0-1.7% at S4096, S8192 and causal 8192); at hd128 PLAIN measured 0.5-1.0% slower
+ * (level at S2048) and stays a tuning variant. */
 int pa_fp8_variant(const pa_problem *p) {
   const int d = p->head_dim;
   struct named {
@@ -940,8 +942,8 @@ int pa_fp8_variant(const pa_problem *p) {
     for (const named &x : variants)
       if (x.compiled && !strcmp(env, x.name))
         return x.v & ~(pa_fp8_compiled_at(d, x.v) ? drop : PA_FP8_PLAIN);
-  if (d == 64) /* without LSE, plain problems on "pipe-gs-t-wg3-r-pn" (decision 131) */
-    return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : (PA_FP8_ROWSUM | (PA_FP8_PLAIN & ~drop)));
+  if (d == 64) /* plain problems on "pipe-gs-t-wg3-pn" / "-r-pn" (decision 131) */
+    return PA_FP8_DEFAULT_D64 | (p->lse.buf ? 0 : PA_FP8_ROWSUM) | (PA_FP8_PLAIN & ~drop);
   return PA_FP8_DEFAULT_D128 | (p->lse.buf ? 0 : PA_FP8_ROWSUM);
 }
 

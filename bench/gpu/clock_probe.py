@@ -43,7 +43,8 @@ import polyattn  # noqa: E402
 
 # (dtype, D, S, causal, contenders); a contender is "flash", "cudnn", or
 # "pa[:label]@ENV=VAL&ENV2=VAL2" (polyattn with those settings; plain "pa" = default),
-# or "fp8[:label]@..." (the FP8 forward, POLYATTN_CUDA_FP8=1, on the inputs rounded to
+# or "fp8[:label]@..." / "fp8lse[:label]@..." (the FP8 forward, POLYATTN_CUDA_FP8=1, without /
+# with an LSE output, on the inputs rounded to
 # e4m3 with per-tensor descales; output bf16)
 CASES = {
     "d128": ("bf16", 128, 8192, False,
@@ -627,6 +628,13 @@ for _n, _s, _c in (("w3p512", 512, False), ("w3p1k", 1024, False), ("w3p2k", 204
                    ("w3p4k", 4096, False), ("w3pc2k", 2048, True)):
     CASES[_n] = ("bf16", 64, _s, _c, ["pa", _W3P, _W3POS, "cudnn"])
 
+# fortieth session (issue 9; bench/gpu/s40_fp8lse.sh, a module with bench/gpu/s40_fp8lse.patch):
+# hd64's FP8 default with LSE ("pipe-gs-t-wg3", no ROWSUM) on its "-pn" form, which that
+# module makes the default, beside the form without it ("old") and cuDNN
+for _n, _s, _c in (("fpl64s4k", 4096, False), ("fpl64s8k", 8192, False), ("fpl64c8k", 8192, True)):
+    CASES[_n] = ("bf16", 64, _s, _c, ["fp8lse", "fp8lse:old@POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3",
+                                      "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
@@ -845,21 +853,25 @@ def main():
                     def fn():
                         return F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal)
                     calls[w] = (fn, {}, be, label, None)
-                elif name.split(":")[0] == "fp8":
+                elif name.split(":")[0] in ("fp8", "fp8lse"):
                     sc = [float(t.abs().max()) / 448.0 for t in (q, k, v)]
                     x8 = [(t.float() / s).to(torch.float8_e4m3fn) for t, s in zip((q, k, v), sc)]
                     o8 = torch.empty(B, S, H, D, device=dev, dtype=torch.bfloat16)
                     dsc = [torch.tensor([s], device=dev, dtype=torch.float32) for s in sc]
                     tq, tk, tv, to = (tp.view(t) for t in (x8[0], x8[1], x8[2], o8))
                     td = [tp.view(t) for t in dsc]
+                    # "fp8lse": the call writes the LSE too (the kernels without ROWSUM)
+                    lse8 = (torch.empty(B, H, S, device=dev, dtype=torch.float32)
+                            if name.split(":")[0] == "fp8lse" else None)
+                    tl = tp.view(lse8) if lse8 is not None else None
                     p = tp.ctx.params(causal=1 if causal else 0, q_descale=ctypes.pointer(td[0]),
                                       k_descale=ctypes.pointer(td[1]),
                                       v_descale=ctypes.pointer(td[2]))
                     settings["POLYATTN_CUDA_FP8"] = "1"
                     with Env(settings):
-                        ws, wst = workspace(tp.ctx.forward_workspace_size(p, tq, tk, tv, to, None))
-                        call = tp.ctx.forward_call(p, tq, tk, tv, to, None, ws)
-                    calls[w] = (call, settings, None, label, (x8, o8, dsc, td, p, wst))
+                        ws, wst = workspace(tp.ctx.forward_workspace_size(p, tq, tk, tv, to, tl))
+                        call = tp.ctx.forward_call(p, tq, tk, tv, to, tl, ws)
+                    calls[w] = (call, settings, None, label, (x8, o8, dsc, td, p, wst, lse8, tl))
                 else:
                     with Env(settings):
                         tq, tk, tv, to = (tp.view(t) for t in (q, k, v, o))
