@@ -136,6 +136,29 @@ pa_fp8_sanitizers() {
   done
 }
 
+# pa_fp8_checks LIMIT CASES: in parallel, compute-sanitizer memcheck, racecheck and
+# synccheck by default on test_fp8's oracle cases CASES (steps TOOL-fp8, LIMIT seconds each;
+# they read FAIL where test_fp8 fails its LSE cases, decision 78, so their summary lines
+# are the result) and the forward suite by default on the CUDA backend (step
+# sweep-default); then the suite's synthesis and the sanitizers' summaries to $SUMMARY.
+# (The fortieth session's s40_fp8.sh and s40_fp8lse.sh ran these commands written out;
+# gathered here after those runs, unchanged but for s40_fp8lse.sh's suite limit, 200 s there.)
+pa_fp8_checks() {
+  local limit=$1 cases=$2 cs tool
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  for tool in memcheck racecheck synccheck; do
+    step_bg "$tool-fp8" "$limit" env POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" \
+      test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
+  done
+  step_bg sweep-default 240 env POLYATTN_TEST_BACKENDS=cuda test_forward --jobs 4
+  wait
+  grep -hE "Synthesis" "$LOG/sweep-default.log" | tee -a "$SUMMARY"
+  for tool in memcheck racecheck synccheck; do
+    grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool-fp8.log" | sort | uniq -c |
+      sed "s/^/$tool-fp8: /" | tee -a "$SUMMARY"
+  done
+}
+
 # pa_cuda_suites: the forward suite, test_cuda and the backward suite on the CUDA
 # backend (steps sweep-default, test-cuda, backward), their synthesis lines to $SUMMARY.
 pa_cuda_suites() {

@@ -19,7 +19,8 @@
 # without LSE gained 1.3-2.1%, hd128 lost 0.5-1.0%, so only hd64's "-r-pn" form ships
 # (decision 131); in later trees the other "-pn" names are tuning variants, which without
 # -DPOLYATTN_CUDA_TUNING_VARIANTS=ON run the defaults, and step rows expects 1 kernel.
-# (The run had the start written out, gathered into lib.sh's pa_gpu_start afterwards.)
+# (The run had the start and the checks written out, gathered into lib.sh's pa_gpu_start
+# and pa_fp8_checks afterwards.)
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s40_fp8.sh   (~3 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # V: hd128 482 | PLAIN 8192 (| ROWSUM 2048), hd64 865 | PLAIN (| ROWSUM)
@@ -42,17 +43,6 @@ oracle "$LOG"/test-p*.log >"$LOG/oracle-old.txt"
 echo "oracle lines: $(wc -l <"$LOG/oracle-default.txt") by default, $(wc -l <"$LOG/oracle-old.txt") on the old forms," \
   "$(diff "$LOG/oracle-default.txt" "$LOG/oracle-old.txt" | grep -c '^<') differ" | tee -a "$SUMMARY"
 diff "$LOG/oracle-default.txt" "$LOG/oracle-old.txt" | head -20 | tee -a "$SUMMARY"
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-FCASES=d128_b2_gqa_s300_tensor,d128_b2_gqa_s300_nolse,d64_causal_s1000_tensor,d64_varlen_seqused_nolse,d128_softcap_s256
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-fp8" 200 env POLYATTN_TEST_CASES="$FCASES" "$cs" --tool "$tool" \
-    test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-done
-step_bg sweep-default 240 env POLYATTN_TEST_BACKENDS=cuda test_forward --jobs 4
-wait
-grep -hE "Synthesis" "$LOG/sweep-default.log" | tee -a "$SUMMARY"
-for tool in memcheck racecheck synccheck; do
-  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool-fp8.log" | sort | uniq -c | sed "s/^/$tool-fp8: /" | tee -a "$SUMMARY"
-done
+pa_fp8_checks 200 d128_b2_gqa_s300_tensor,d128_b2_gqa_s300_nolse,d64_causal_s1000_tensor,d64_varlen_seqused_nolse,d128_softcap_s256
 pa_gpu_pack_keep probe.log oracle-default.txt oracle-old.txt
 pa_gpu_finish

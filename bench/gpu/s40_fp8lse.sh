@@ -8,7 +8,8 @@
 # thirty-fourth session's), memcheck / racecheck / synccheck on the hd64 cases with LSE,
 # and the 16-bit forward suite by default.
 # Run in the fortieth session on an H100 (102 s; bench/results/2026-12-06s40-fp8lse/):
-# +1.0-1.7%, adopted (the patch is in the tree since then; step rows expects 2 kernels).
+# +1.0-1.7%, adopted (the patch is in the tree since then; step rows expects 2 kernels). The
+# run had its checks written out, gathered into lib.sh's pa_fp8_checks afterwards.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s40_fp8lse.sh   (~3 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # hd64 865 | PLAIN 8192 (9057) and | ROWSUM (11105)
@@ -17,16 +18,6 @@ pa_probe fpl64s8k,fpl64c8k,fpl64s4k 2 150
 step test-fp8 90 test_fp8 --verbose --jobs 8
 grep -hE "Synthesis" "$LOG/test-fp8.log" | tee -a "$SUMMARY"
 grep -hE "vs oracle" "$LOG/test-fp8.log" | sort >"$LOG/fp8-oracle.txt"
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-fp8" 150 env POLYATTN_TEST_CASES=d64_b2_gqa_s300_block,d64_causal_s1000_tensor,d64_varlen_seqused \
-    "$cs" --tool "$tool" test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-done
-step_bg sweep-default 200 env POLYATTN_TEST_BACKENDS=cuda test_forward --jobs 4
-wait
-grep -hE "Synthesis" "$LOG/sweep-default.log" | tee -a "$SUMMARY"
-for tool in memcheck racecheck synccheck; do
-  grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$LOG/$tool-fp8.log" | sort | uniq -c | sed "s/^/$tool-fp8: /" | tee -a "$SUMMARY"
-done
+pa_fp8_checks 150 d64_b2_gqa_s300_block,d64_causal_s1000_tensor,d64_varlen_seqused
 pa_gpu_pack_keep probe.log fp8-oracle.txt
 pa_gpu_finish
