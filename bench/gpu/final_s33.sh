@@ -15,6 +15,8 @@
 # was bench/gpu/keep_default_s33.patch then. Run in the thirty-fourth session on an H100
 # with the patch applied (every step passed but test_fp8's LSE cases; decision 124), after
 # which the patch became the default.
+# (The run had the Hopper suites written out; gathered into lib.sh's pa_hopper_final_bg
+# afterwards.)
 # Run: source .devkit/env; OUT=dir [SHORT=1] bash bench/gpu/final_s33.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,12 +27,9 @@ CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2
 HCASES=s1500_d64,s8400_d64,s4352_d128,s2500_causal_d64,s8400_alibi_d64,s1500_causal_d64,d256_varlen_causal_gqa,d256_alibi_softcap_window,d256_block128_list_empty_rows,d256_s255
 ACASES=s1000_causal_d128,s4352_d128,nm24_d128_gqa_causal,block_dense1_sparse,decode_sq2_sk1500_gqa4_causal_alibi_softcap
 export POLYATTN_TEST_BACKENDS=cuda
-step_bg sweep-default 300 test_forward --jobs 4
-step_bg sweep-hopper-b3 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_BLOCKS=3 \
-  test_forward --verbose --filter 'forward/sweep' --jobs 3
+pa_hopper_final_bg "$HCASES"
 step_bg sweep-ampere 300 env POLYATTN_CUDA_KERNEL=ampere test_forward --verbose --filter 'forward/sweep' --jobs 3
 [ -z "$SHORT" ] && step_bg test-fp8 120 test_fp8 --verbose --jobs 2
-pa_hopper_sanitizers_bg default 300 "$HCASES"
 for tool in memcheck racecheck; do
   step_bg "$tool-ampere" 300 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_TEST_CASES="$ACASES" \
     "$CS" --tool "$tool" --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 2

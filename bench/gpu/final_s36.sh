@@ -17,6 +17,8 @@
 # alone (H100, every step passed; results final/), second: both (results final2/).
 # (The second run named PROBE_CASES=ks64s8k,ks128s8k,ks128c16k: the persistent cases were
 # timed in the first.)
+# (The runs had the Hopper suites written out; gathered into lib.sh's pa_hopper_final_bg
+# afterwards.)
 # Run: source .devkit/env; OUT=dir [PROBE_CASES=...] bash bench/gpu/final_s36.sh
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -25,10 +27,7 @@ pa_gpu_state
 STEP_TAIL=0
 HCASES=s1500_d64,s1500_causal_d64,s2500_causal_softcap_d64,alibi_softcap_window_gqa,causal_sq113_sk64_emptyrows,s1000_causal_d128,s4352_d128,block128_hopper_list_empty_rows,varlen_causal_gqa,d128_s128_b2,s8400_d64,s2500_causal_d64
 export POLYATTN_TEST_BACKENDS=cuda
-step_bg sweep-default 300 test_forward --jobs 4
-step_bg sweep-hopper-b3 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_BLOCKS=3 \
-  test_forward --verbose --filter 'forward/sweep' --jobs 3
-pa_hopper_sanitizers_bg default 300 "$HCASES"
+pa_hopper_final_bg "$HCASES"
 step_wait
 step test-cuda 120 test_cuda --filter 'cuda/*'
 unset POLYATTN_TEST_BACKENDS

@@ -321,6 +321,19 @@ pa_hopper_sanitizers_bg() {
   done
 }
 
+# pa_hopper_final_bg CASES: in the background (step_bg; step_wait after), the final checks'
+# Hopper suites: the forward suite by default (step sweep-default), the sweep forced onto
+# the Hopper kernels with the persistent grid capped at 3 blocks (sweep-hopper-b3), and
+# memcheck / racecheck / synccheck by default over the test cases CASES (*-default), each
+# 300 s. (final_s33.sh, final_s36.sh and s39.sh ran these commands written out; gathered
+# here after those runs, unchanged; final_s33.sh started its sanitizers after two more steps.)
+pa_hopper_final_bg() {
+  step_bg sweep-default 300 test_forward --jobs 4
+  step_bg sweep-hopper-b3 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_BLOCKS=3 \
+    test_forward --verbose --filter 'forward/sweep' --jobs 3
+  pa_hopper_sanitizers_bg default 300 "$1"
+}
+
 # pa_check_summary: the synthesis lines of the sweep-* and test-* logs and each *check-*
 # log's sanitizer summary (counted) to $SUMMARY.
 pa_check_summary() {

@@ -31,15 +31,14 @@
 # The module: 7d8d3d1's tree with bench/gpu/ampere_plain_s39.patch and
 # bench/gpu/s39_wg3pn.patch applied, built as CI builds it (-DPOLYATTN_CUDA_ARCHS=90).
 # Run on an H100 in the thirty-ninth session (494 s; bench/results/2026-12-06s39-final/).
+# (The run had its start and Hopper suites written out; gathered into lib.sh's pa_gpu_start
+# and pa_hopper_final_bg afterwards.)
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s39.sh   (~8-9 min)
-gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-pa_gpu_setup s39 python3 nvidia-smi test_forward test_cuda
-pa_gpu_state
-STEP_TAIL=0
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 # hd128 "-pn" (V 2650122) and hd64 "-lag-km1-pn" (V 2846730), bf16 and fp16
-pa_require_kernels 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li(128ELi2650122|64ELi2846730)E' 4
+pa_gpu_start s39 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li(128ELi2650122|64ELi2846730)E' 4 \
+  test_forward test_cuda
+cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
 mv "$LOG/rows.log" "$LOG/rows-hopper.log"
 # the Ampere plain kernels: <T, D, V, SP24 = false, PLAIN = true> of hd64 m2k128tj (7),
 # hd128 m2k64-km (8) and m2k64-km-rs (11)
@@ -50,10 +49,7 @@ mv "$LOG/probe.log" "$LOG/probe-ap.log"
 HCASES=s1000,s1500_d64,s1500_causal_d64,s1000_causal_d128,d128_s128_b2,varlen_causal_gqa,causal_sq113_sk64_emptyrows,s2500_causal_softcap_d64,alibi_softcap_window_gqa,block128_hopper_list_empty_rows,s4352_d128,s8400_d64
 ACASES=s1000,s1500_causal_d64,seqused_k_varlen_gqa,causal_sq113_sk64_emptyrows,s1000_causal_d128,s4352_d128,d128_s128_b2,varlen_causal_gqa,s2500_causal_softcap_d64,varlen_block,alibi_softcap_window_gqa
 export POLYATTN_TEST_BACKENDS=cuda
-step_bg sweep-default 300 test_forward --jobs 4
-step_bg sweep-hopper-b3 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_BLOCKS=3 \
-  test_forward --verbose --filter 'forward/sweep' --jobs 3
-pa_hopper_sanitizers_bg default 300 "$HCASES"
+pa_hopper_final_bg "$HCASES"
 step_wait
 step_bg sweep-ampere 240 env POLYATTN_CUDA_KERNEL=ampere test_forward --verbose --filter 'forward/sweep' --jobs 5
 step_bg sweep-ampere-nolse 240 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_TEST_NO_LSE=1 \
