@@ -77,6 +77,10 @@ static const fp8_case cases[] = {
      .used_k = {250, 0, 60}, .no_lse = 1},
     {.name = "d128_softcap_s256_nolse", .B = 1, .Sq = 256, .Sk = 256, .Hq = 2, .Hkv = 2, .D = 128,
      .causal = 1, .softcap = 20.0f, .descale = 1, .no_lse = 1},
+    /* hd64 with softcap: not plain, so the default falls back from "pipe-gs-t-wg3-r-pn" to
+     * the form with the general score path (decision 131) */
+    {.name = "d64_softcap_gqa_s300_nolse", .B = 2, .Sq = 300, .Sk = 300, .Hq = 4, .Hkv = 2,
+     .D = 64, .softcap = 15.0f, .descale = 1, .no_lse = 1},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
