@@ -104,11 +104,12 @@ struct pa_hopper_cfg {
   /* [Q0][Q1][K0][V0][K1][V1]..., each 1024-byte aligned; + 1024 to align the start */
   static constexpr int smem_bytes = 1024 + q_bufs * q_bytes + stages * 2 * kv_bytes;
   /* the kernel's static shared memory: the mbarriers (at most 24) and the block
-   * list's head, at most 1232 bytes, which ptxas rounds up to 2048 (the dynamic array's
+   * list's head, at most 1252 bytes, which ptxas rounds up to 2048 (the dynamic array's
    * 1024-byte alignment). hd256 on 80-key tiles fills the 227 KiB exactly. */
   static constexpr int static_smem_bytes = 2048;
-  static_assert(8 * 24 + PA_BLOCK_LIST_SMEM_BYTES + 16 <= static_smem_bytes,
-                "static shared memory: mbarriers, the list's head, the persistent hand-off");
+  static_assert(8 * 24 + PA_BLOCK_LIST_SMEM_BYTES + 24 + 12 <= static_smem_bytes,
+                "static shared memory: mbarriers, the list's head, the persistent hand-off, "
+                "the stream-K tail's tickets");
   static_assert(D % 64 == 0, "whole 128-byte swizzle panels");
   static_assert(QBUFS == 1 || QBUFS == 2, "one or two Q buffers");
   static_assert(q_panel % 1024 == 0 && kv_panel % 1024 == 0,
@@ -241,6 +242,20 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  variant) measured level with its default. Written for kernels whose
  *                  key loop holds every path of the score pass (hd256's: 4524 SASS
  *                  instructions, 955 plain-only).
+ *   PA_HV_SK       with PERSIST, on problems whose query tiles all have the same key
+ *                  tiles (dense, no mask, window or varlen: pa_hopper_sk_uniform): a
+ *                  stream-K tail. A grid of G blocks walks the first rounds of whole
+ *                  tiles less one (sk_dp each); the remaining R tiles (G < R < 2G) are
+ *                  one run of R x nk key tiles cut into G equal shares, one per block,
+ *                  so every block ends after the same work instead of the last round
+ *                  running R - G tiles on as many SMs. A share starts and ends inside
+ *                  at most two tiles (each share is longer than a tile), so a cut tile
+ *                  has two pieces; each piece's warpgroup writes O unnormalised, m and
+ *                  l to the workspace (pa_hopper_sk_bytes) and takes a ticket, and the
+ *                  second to arrive merges the other's piece into its own and stores
+ *                  the tile (the tagged word of decode_mma.cuh's ticket merge, so no
+ *                  memset). Written for the 16k-token sweep's 2048 tiles at hd128
+ *                  (15.5 rounds on 132 SMs: 3% of the SMs' time idle in the last).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -249,7 +264,7 @@ enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
        PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072,
        PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288, PA_HV_PEEL = 1048576,
-       PA_HV_PLAIN = 2097152 };
+       PA_HV_PLAIN = 2097152, PA_HV_SK = 4194304 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -269,7 +284,8 @@ enum {
   PA_HOPPER_MBARS = PA_HOPPER_MBAR_TAIL + 1, /* <= 24: static_smem_bytes */
   PA_HOPPER_BAR_TURN0 = 1, /* consumer cw's turn: named barrier TURN0 + cw */
   PA_HOPPER_BAR_OST0 = 3,  /* OST: consumer cw's O rows written (128 threads) */
-  PA_HOPPER_BAR_TAIL = 6   /* PERSIST, a.tail: the tail's counts read (producer warps 1-3) */
+  PA_HOPPER_BAR_TAIL = 6,  /* PERSIST, a.tail: the tail's counts read (producer warps 1-3) */
+  PA_HOPPER_BAR_SK0 = 7    /* SK: consumer cw's piece written / its ticket read (128 threads) */
 };
 
 
@@ -292,6 +308,13 @@ struct pa_hopper_args {
    * past its sequence's end does no work (the ring's release counts leave it out;
    * POLYATTN_CUDA_HOPPER_IDLE=0, a tuning aid, keeps it computing zero rows) */
   int skip_idle;
+  /* SK (sk_iters > 0): each block's whole tiles before its share (pa_hopper_sk_at), the
+   * key tiles of a query tile, the shares' key tiles in all; the pieces' partials
+   * (pa_hopper_sk_slot) and the tickets, one per cut and consumer, in the workspace */
+  int sk_dp, sk_nk;
+  int64_t sk_iters;
+  float *sk_part;
+  unsigned long long *sk_ticket;
 };
 
 /* PERSIST: the k-th query tile of block `blk` in a grid of `nblk` blocks, as (batch
@@ -312,6 +335,48 @@ __device__ __forceinline__ bool pa_hopper_tile_at(const pa_problem &p, int bq, i
   const int qt = pair && (k & 1) ? (x == nq - 1 - x ? nq : x) : nq - 1 - x;
   *i0 = qt * bq;
   return true;
+}
+
+/* SK: the k-th piece of block `blk` in a grid of `nblk`: query tile (as
+ * pa_hopper_tile_at's) and its key tiles kb..ke-1; false past the block's last. Pieces
+ * 0..sk_dp-1 are whole tiles in the fixed sequence; then the block's share of the
+ * remaining tiles' key tiles, [blk I / nblk, (blk + 1) I / nblk) of I = sk_iters, tile
+ * by tile. */
+__device__ __forceinline__ bool pa_hopper_sk_at(const pa_problem &p, const pa_hopper_args &a,
+                                                int bq, int k, int blk, int nblk, int *b, int *h,
+                                                int *i0, int *kb, int *ke) {
+  const int nk = a.sk_nk;
+  if (k < a.sk_dp) {
+    *kb = 0, *ke = nk;
+    return pa_hopper_tile_at(p, bq, 0, k, blk, nblk, b, h, i0);
+  }
+  const int64_t s = (int64_t)blk * a.sk_iters / nblk, e = (int64_t)(blk + 1) * a.sk_iters / nblk;
+  const int j = k - a.sk_dp;
+  const int64_t it = j == 0 ? s : (s / nk + j) * nk;
+  if (it >= e) return false;
+  const int64_t t = it / nk;
+  *kb = (int)(it - t * nk);
+  *ke = (int)min((int64_t)nk, e - t * nk);
+  return pa_hopper_tile_at(p, bq, 0, 0, (int)((int64_t)a.sk_dp * nblk + t), 1, b, h, i0);
+}
+
+/* SK: the tickets' tag (decode_mma.cuh's kTicketTag scheme: tag << 16 | arrivals) */
+constexpr unsigned long long PA_HOPPER_SK_TAG = 0x7ff5c0debeefull;
+
+/* SK: a x fa + b x fb with each product rounded before the sum, so that the result does
+ * not depend on which piece arrived last (no fused multiply-add of one order): the
+ * repeated calls stay bit-identical. */
+__device__ __forceinline__ float pa_sk_fold(float a, float fa, float b, float fb) {
+  return __fadd_rn(__fmul_rn(a, fa), __fmul_rn(b, fb));
+}
+
+/* SK: floats of one piece's partial for a consumer warpgroup: per thread its O
+ * accumulator and (m, l) of its two rows. A cut between the shares of blocks c and
+ * c + 1 has two such slots per consumer (the head piece, block c's last; the tail
+ * piece, block c + 1's first). */
+template <int D>
+__host__ __device__ constexpr int pa_hopper_sk_slot() {
+  return 128 * (D / 8 * 4 + 4);
 }
 
 /* PERSIST under BLOCK: the order of the last `tail` of `units` query tiles, longest
@@ -436,8 +501,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     KEEPM = (V & (PA_HV_KEEPM | PA_HV_KEEPM1)) != 0,
     KEEP_FROM_2ND = (V & PA_HV_KEEPM1) != 0,
     PEEL = (V & PA_HV_PEEL) != 0,
-    FULL_SCORES = cfg::full_scores && !(V & PA_HV_PLAIN) /* PLAIN: the plain pass only */
+    FULL_SCORES = cfg::full_scores && !(V & PA_HV_PLAIN), /* PLAIN: the plain pass only */
+    SK = (V & PA_HV_SK) != 0
   };
+  static_assert(!SK || (PERSIST && NWG == 2),
+                "the stream-K tail is the two-consumer persistent walk's (pa_hopper_sk_bytes)");
   static_assert(!PEEL || (KEEP_FROM_2ND && SCHED == PA_HOPPER_SERIAL && !FULL_SCORES),
                 "the peel is for the serial wide-tile kernels' -km1 form");
   static_assert(!(KEEPM && EXP16), "the kept maximum takes its exponentials one by one");
@@ -505,7 +573,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * R1: 2.7% more active cycles under a block mask, 4% at full density): its fields
    * then stay in registers through the tile instead of being derived from the
    * parameters where used. */
-  __shared__ int32_t handoff[4]; /* PERSIST: the tile's batch entry, head, first row; valid */
+  /* PERSIST: the tile's batch entry, head, first row; valid; SK: its key tiles kb, ke */
+  __shared__ int32_t handoff[6];
+  __shared__ int32_t sk_last[3]; /* SK: consumer cw's piece completes its tile (the ticket) */
+  const bool sk_on = SK && a.sk_iters > 0;
   pa_block_ctx c;
   int n_lo = 0, n_hi = 0;
   const bool use_block_mask = a.block_list != nullptr;
@@ -595,10 +666,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       int taken = 0;
       for (int k = 0;; ++k) {
         if (PERSIST) {
-          int b, h, i0;
-          if (dynamic ? unit >= units
-                      : !pa_hopper_tile_at(p, BQ, a.pair, k, blockIdx.x, gridDim.x, &b, &h, &i0))
+          int b, h, i0, kb = 0, ke = 0;
+          if (sk_on) {
+            if (!pa_hopper_sk_at(p, a, BQ, k, blockIdx.x, gridDim.x, &b, &h, &i0, &kb, &ke))
+              break;
+          } else if (dynamic ? unit >= units
+                             : !pa_hopper_tile_at(p, BQ, a.pair, k, blockIdx.x, gridDim.x, &b,
+                                                  &h, &i0)) {
             break;
+          }
           if (dynamic) {
             int u = unit;
             const int first = units - a.tail; /* the tail: longest first */
@@ -610,6 +686,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
             unit = atomicAdd(a.next_tile, 1);
           }
           if (!take(b, h, i0)) continue;
+          if (sk_on) n_lo = kb, n_hi = ke;
           /* the consumers are done with this Q buffer's previous tile and have read
            * `handoff` (a fresh barrier counts as released) */
           pa_mbar_wait(b_qempty(taken % QBUFS), ((taken / QBUFS) & 1) ^ 1);
@@ -617,6 +694,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           pa_mbar_wait(b_tempty, (taken & 1) ^ 1);
           PA_HTL(26);
           handoff[0] = b, handoff[1] = h, handoff[2] = i0, handoff[3] = 1;
+          if (SK) handoff[4] = kb, handoff[5] = ke;
           pa_mbar_arrive(b_tfull);
           PA_HTL(21);
         } else if (k > 0) {
@@ -919,6 +997,67 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
 #pragma unroll
     for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
   };
+  /* SK: a cut tile's piece (sk_cut; sk_tail: the tile's second piece, the first of this
+   * block's share, else its first, the last of the share) leaves its O unnormalised, m
+   * and the row's whole l in its slot, then takes the cut's ticket; the second of the
+   * two pieces to arrive loads the other's slot and folds it into its own (the split-KV
+   * merge of common/softmax.h) and returns true: it stores the tile. */
+  bool sk_cut = false, sk_tail = false;
+  auto sk_merge = [&]() -> bool {
+    enum { SLOT = pa_hopper_sk_slot<D>() };
+    const int cut = (int)blockIdx.x - (sk_tail ? 1 : 0);
+    const int me = tid % 128;
+    float *mine = a.sk_part + ((size_t)(cut * 2 + (sk_tail ? 1 : 0)) * NWG + cw) * SLOT;
+    const float *other = a.sk_part + ((size_t)(cut * 2 + (sk_tail ? 0 : 1)) * NWG + cw) * SLOT;
+    float l[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) l[r] = pa_quad_sum(sm[r].l);
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d)
+      __stcg(reinterpret_cast<float4 *>(mine) + d * 128 + me,
+             make_float4(o[d][0], o[d][1], o[d][2], o[d][3]));
+    __stcg(reinterpret_cast<float4 *>(mine) + O_TILES * 128 + me,
+           make_float4(sm[0].m, l[0], sm[1].m, l[1]));
+    __threadfence();
+    pa_named_sync(PA_HOPPER_BAR_SK0 + cw, 128);
+    if (me == 0) {
+      unsigned long long *w = a.sk_ticket + (size_t)cut * NWG + cw;
+      unsigned long long cur = *reinterpret_cast<volatile unsigned long long *>(w), seen;
+      for (;;) { /* a word without the tag counts as zero (no memset before the launch) */
+        seen = cur >> 16 == PA_HOPPER_SK_TAG ? (cur & 0xffffull) : 0ull;
+        const unsigned long long prev = atomicCAS(w, cur, PA_HOPPER_SK_TAG << 16 | (seen + 1));
+        if (prev == cur) break;
+        cur = prev;
+      }
+      const bool last = seen == 1;
+      if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
+      __threadfence();
+      sk_last[cw] = last;
+    }
+    pa_named_sync(PA_HOPPER_BAR_SK0 + cw, 128);
+    if (!sk_last[cw]) return false;
+    const float4 ml = __ldcg(reinterpret_cast<const float4 *>(other) + O_TILES * 128 + me);
+    const float om[2] = {ml.x, ml.z}, ol[2] = {ml.y, ml.w};
+    float fs[2], fo[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      const float m = fmaxf(sm[r].m, om[r]);
+      fs[r] = sm[r].m == -INFINITY ? 0.0f : exp2f((sm[r].m - m) * xscale);
+      fo[r] = om[r] == -INFINITY ? 0.0f : exp2f((om[r] - m) * xscale);
+      sm[r].m = m;
+      /* the whole row's l on one lane of the quad: store_o's normalise sums the quad */
+      sm[r].l = t == 0 ? pa_sk_fold(l[r], fs[r], ol[r], fo[r]) : 0.0f;
+    }
+#pragma unroll
+    for (int d = 0; d < O_TILES; ++d) {
+      const float4 x = __ldcg(reinterpret_cast<const float4 *>(other) + d * 128 + me);
+      o[d][0] = pa_sk_fold(o[d][0], fs[0], x.x, fo[0]);
+      o[d][1] = pa_sk_fold(o[d][1], fs[0], x.y, fo[0]);
+      o[d][2] = pa_sk_fold(o[d][2], fs[1], x.z, fo[1]);
+      o[d][3] = pa_sk_fold(o[d][3], fs[1], x.w, fo[1]);
+    }
+    return true;
+  };
   /* O zeroed here and at the end of store_o, the per-tile arrays declared here: a
    * zeroing at each tile's start with the arrays in the loop measured ~1% slower
    * under BLOCK (tenth session, final run against R2; within the spread, not kept) */
@@ -932,9 +1071,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     if (PERSIST) { /* the producer's tile, or none left */
       pa_mbar_wait(b_tfull, taken & 1);
       const int b = handoff[0], h = handoff[1], i0 = handoff[2], valid = handoff[3];
+      const int kb = SK ? handoff[4] : 0, ke = SK ? handoff[5] : 0;
       pa_mbar_arrive(b_tempty);
       if (!valid) break;
       take(b, h, i0);
+      if (sk_on) {
+        sk_cut = kb > n_lo || ke < n_hi;
+        sk_tail = kb > n_lo;
+        n_lo = kb, n_hi = ke;
+      }
       PA_HTL(1);
     }
     {
@@ -1045,7 +1190,16 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       release_q();
     }
     const bool keyless = !(visit > 0); /* no key tile: no turn taken for this tile */
-    store_o();
+    if (SK && sk_cut && !sk_merge()) {
+      /* the tile's other piece is still to come: it stores the tile; this Q buffer is
+       * released as store_o releases it (every warp is past its last S: sk_merge's sync) */
+      settle_o();
+      if (OST) o_pending = (taken - 1) % QBUFS;
+#pragma unroll
+      for (int d = 0; d < O_TILES; ++d) o[d][0] = o[d][1] = o[d][2] = o[d][3] = 0.0f;
+    } else {
+      store_o();
+    }
     PA_HTL(11);
     /* PA_HV_LAG: an empty turn each for a tile without keys, after the O store (whose
      * settle_o frees the Q buffer the producer waits for): consumer 1, a turn behind,
@@ -1133,6 +1287,25 @@ size_t pa_hopper_list_ints(const pa_problem *p) {
   return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, pa_hopper_list_min_bk(p->head_dim)) / 4;
 }
 
+/* SK: whether every query tile of p has the same key tiles (no mask, window, varlen or
+ * seqused_k, dense), which the stream-K tail's equal shares assume. */
+bool pa_hopper_sk_uniform(const pa_problem *p) {
+  return !p->causal && p->window_left < 0 && p->window_right < 0 && !p->varlen &&
+         !p->seqused_k.buf && p->sparsity == POLYATTN_SPARSITY_NONE;
+}
+
+/* SK: the workspace of the stream-K tail on a grid of at most `blocks`: two partial slots
+ * per cut and consumer (the persistent kernels have two consumers), then the tickets. At
+ * hd128 on 132 SMs 18.4 MB. */
+size_t pa_hopper_sk_part_bytes(int head_dim, int blocks) {
+  const int slot = head_dim == 64 ? pa_hopper_sk_slot<64>() : head_dim == 256 ? pa_hopper_sk_slot<256>()
+                                                                             : pa_hopper_sk_slot<128>();
+  return (size_t)blocks * 2 * 2 * slot * sizeof(float);
+}
+size_t pa_hopper_sk_bytes(int head_dim, int blocks) {
+  return pa_hopper_sk_part_bytes(head_dim, blocks) + (size_t)blocks * 2 * 8;
+}
+
 template <typename T, int D, int V>
 cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
                              const int32_t *dense_gate, cudaStream_t stream) {
@@ -1196,6 +1369,17 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
     if (const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCKS"))
       if (atoi(env) > 0) blocks = std::min(blocks, atoi(env));
     grid = dim3((unsigned)std::min<int64_t>(units, blocks));
+    /* SK: the stream-K tail where the last round is part-full (pa_hopper_effective keeps
+     * the bit to uniform problems; without a workspace the walk is the plain one) */
+    if ((V & PA_HV_SK) && workspace && !args.next_tile && !args.pair && pa_hopper_sk_uniform(p) &&
+        units > grid.x && units % grid.x != 0) {
+      args.sk_dp = (int)(units / grid.x - 1);
+      args.sk_nk = (int)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k);
+      args.sk_iters = (units - (int64_t)args.sk_dp * grid.x) * args.sk_nk;
+      args.sk_part = static_cast<float *>(workspace);
+      args.sk_ticket = reinterpret_cast<unsigned long long *>(
+          static_cast<unsigned char *>(workspace) + pa_hopper_sk_part_bytes(D, std::max(sm_count, 1)));
+    }
     /* under a block mask, up to two rounds of tiles at the end longest first (at most
      * the 256 that list_s holds), never the first round, which the blocks take as they
      * start, before the order is ready; POLYATTN_CUDA_HOPPER_TAIL=0 (tuning) takes
@@ -1244,7 +1428,8 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * "pingpong-rel-os", not "-os-km", is the fallback of hd128's "-k176-os-km1" names).
  * The persistent kernels' "-pn" forms (the plain score pass only) are "full" since the
  * thirty-ninth session: plain problems run them by default, the rest the forms without
- * "-pn" (decision 128). */
+ * "-pn" (decision 128). hd128's "-pn" form with the stream-K tail ("-sk", decision 132) is
+ * "full" since the forty-first session; hd64's is a tuning variant. */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1298,7 +1483,10 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN, 0)         \
   X("pingpong-rel-p-q2-os-km1-pn", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)         \
   X("pingpong-rel-p-q2-os-lag-km1-pn", PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN, 1)   \
-  X("serial-s3-rel-wg3-km-pn", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN, 1)
+  X("serial-s3-rel-wg3-km-pn", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN, 1)               \
+  X("pingpong-rel-p-q2-os-km1-pn-sk", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK, 1) \
+  X("pingpong-rel-p-q2-os-lag-km1-pn-sk",                                                    \
+    PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1382,7 +1570,13 @@ enum {
   /* hd64, non-causal: the fewest keys for which plain problems take 192-key tiles
    * (decision 111; two stages against the 128-key default: +2.8% at S8192, +4.9% at
    * S16384, -0.8% at S4096) */
-  PA_HOPPER_K192_SK_D64 = 8192
+  PA_HOPPER_K192_SK_D64 = 8192,
+  /* hd128, the persistent kernel: the fewest keys for which uniform plain problems take
+   * the stream-K tail ("-sk", decision 132; forty-first session, sustained on an H100
+   * against the same kernel without it: +1.6% at S2048, +3.3% at S4096 (fp16 +4.2%),
+   * -0.7% at S1024, -4.2% at S512, where a share's extra piece costs more than the
+   * last round's idle SMs) */
+  PA_HOPPER_SK_MIN_KEYS_D128 = 2048
 };
 
 /* The default for a problem: at hd64 and hd128 the persistent kernel (since decision
@@ -1397,7 +1591,9 @@ enum {
  * seventh session, same process as SDPA: S512 +12% / causal +18% at hd128, +22% / +37%
  * at hd64). Under a block mask with a list the persistent kernel too, taking tiles from
  * a counter (decision 94: 25% density 3.45x dense against the grid's 3.32x at hd128
- * S8192; hd64 0.753 ms against 0.811). */
+ * S8192; hd64 0.753 ms against 0.811). hd128's persistent kernel cuts its last round of
+ * tiles into equal shares of key tiles from PA_HOPPER_SK_MIN_KEYS_D128 keys (decision 132;
+ * pa_hopper_effective keeps it to uniform plain problems). */
 int pa_hopper_default(const pa_problem *p) {
   const int64_t sk = p->seqlen_k;
   const bool d64 = p->head_dim == 64;
@@ -1418,7 +1614,8 @@ int pa_hopper_default(const pa_problem *p) {
     return PA_HOPPER_DEFAULT_D64_LONG;
   if (p->head_dim != 256 &&
       (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
-    return (d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT) | PA_HV_PLAIN;
+    return (d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT) | PA_HV_PLAIN |
+           (!d64 && sk >= PA_HOPPER_SK_MIN_KEYS_D128 ? (int)PA_HV_SK : 0);
   return d64                  ? (int)PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
                               : (int)PA_HOPPER_DEFAULT_D128;
@@ -1432,7 +1629,8 @@ int pa_hopper_default(const pa_problem *p) {
  * problems only ("pingpong-rel-os-km-pn", likewise) there only in tuning builds, and
  * hd256's default at hd64 / hd128 likewise. Of the other "-pn" forms only the defaults'
  * are compiled, each at its own head dims, in every build: the persistent defaults'
- * (decision 128) and hd64's three-consumer grid default's (decision 130). At hd64 the
+ * (decision 128; hd128's also with the stream-K tail, decision 132, and hd64's so in tuning
+ * builds) and hd64's three-consumer grid default's (decision 130). At hd64 the
  * persistent kernel without the lag (hd128's default) only in tuning builds, for
  * comparisons (hd64's default has the lag, decision 121). */
 constexpr bool pa_hopper_compiled_at(int d, int v) {
@@ -1446,9 +1644,10 @@ constexpr bool pa_hopper_compiled_at(int d, int v) {
                          PA_CUDA_TUNING_VARIANTS)
                   : !(v & (PA_HV_K64 | PA_HV_LAZYO)) && v != (PA_HOPPER_PIPE | PA_HV_RELEASE) &&
                         v != (PA_HOPPER_D256_OS | PA_HV_KEEPM1) &&
-                        (!(v & PA_HV_PLAIN) || v == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN) ||
+                        (!(v & PA_HV_PLAIN) ||
+                         (v & ~PA_HV_SK) == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN) ||
                          (d == 64 && v == (PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN)) ||
-                         (d == 128 && v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN))) &&
+                         (d == 128 && (v & ~PA_HV_SK) == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN))) &&
                         (d != 64 || v != PA_HOPPER_DEFAULT_SHORT || PA_CUDA_TUNING_VARIANTS) &&
                         (v != PA_HOPPER_DEFAULT_D256 || PA_CUDA_TUNING_VARIANTS);
 }
@@ -1489,6 +1688,9 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
   if (!plain) v &= ~PA_HV_PLAIN; /* the plain score pass only */
+  /* the stream-K tail: the persistent walk of uniform problems, on the "-pn" forms (the
+   * only ones compiled with it) */
+  if (!(v & PA_HV_PERSIST) || !(v & PA_HV_PLAIN) || !pa_hopper_sk_uniform(p)) v &= ~PA_HV_SK;
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176 | keep);
   if ((v & PA_HV_K192) && (p->head_dim != 64 || !plain || !(v & PA_HV_WG3)))
@@ -1628,7 +1830,11 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 }
 
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  (void)dev; /* BLOCK's key-tile list for 128-row tiles and the head dim's narrowest keys */
+  /* SK: the stream-K tail's partials and tickets (the variant that runs has the bit only
+   * for uniform problems, never with a block list) */
+  if (pa_hopper_effective(pa_hopper_variant(p), p) & PA_HV_SK)
+    return pa_hopper_sk_bytes(p->head_dim, std::max(dev->sm_count, 1));
+  /* BLOCK's key-tile list for 128-row tiles and the head dim's narrowest keys */
   if (!pa_hopper_uses_block_list(p)) return 0;
   return pa_hopper_list_ints(p) * 4 + 16; /* + the persistent kernel's tile counter */
 }

@@ -635,6 +635,27 @@ for _n, _s, _c in (("fpl64s4k", 4096, False), ("fpl64s8k", 8192, False), ("fpl64
     CASES[_n] = ("bf16", 64, _s, _c, ["fp8lse", "fp8lse:old@POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3",
                                       "cudnn"])
 
+# forty-first session (issue 9; bench/gpu/s41.sh): the persistent kernels' stream-K tail
+# (PA_HV_SK, "-sk"): the last round's tiles cut along their keys into one equal share per
+# block. "pa" (the default) beside the persistent "-pn" kernel without ("p") and with the
+# tail ("sk") by name, and cuDNN; at the 16k-token sweep every case has 2048 (hd128) or
+# 4096 (hd64) query tiles of 128 rows, 15.5 / 31.03 per block on 132 SMs
+for _n, _d, _s in (("sk128s512", 128, 512), ("sk128s1k", 128, 1024), ("sk128s2k", 128, 2048),
+                   ("sk128s4k", 128, 4096), ("sk128s8k", 128, 8192), ("sk64s512", 64, 512),
+                   ("sk64s1k", 64, 1024), ("sk64s2k", 64, 2048), ("sk64s4k", 64, 4096)):
+    CASES[_n] = ("bf16", _d, _s, False, ["pa", "pa:p@%s=%s" % (_V, _PN[_d]),
+                                         "pa:sk@%s=%s-sk" % (_V, _PN[_d]), "cudnn"])
+for _n, _d, _s in (("sk128h4k", 128, 4096), ("sk64h1k", 64, 1024)):
+    CASES[_n] = ("fp16", _d, _s, False, ["pa", "pa:sk@%s=%s-sk" % (_V, _PN[_d]), "cudnn"])
+
+# and the build with decision 132 (bench/gpu/s41_final.sh): hd128's default on the
+# stream-K tail from 2048 keys ("pa") beside the form without it by name ("old") and
+# cuDNN; at S1024 the default is unchanged (below the bound) and "sk" is the tail by name
+for _n, _dt, _s in (("fk128s2k", "bf16", 2048), ("fk128s4k", "bf16", 4096),
+                    ("fk128h2k", "fp16", 2048), ("fk128h4k", "fp16", 4096)):
+    CASES[_n] = (_dt, 128, _s, False, ["pa", "pa:old@%s=%s" % (_V, _PN[128]), "cudnn"])
+CASES["fk128s1k"] = ("bf16", 128, 1024, False, ["pa", "pa:sk@%s=%s-sk" % (_V, _PN[128]), "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
