@@ -656,6 +656,24 @@ for _n, _dt, _s in (("fk128s2k", "bf16", 2048), ("fk128s4k", "bf16", 4096),
     CASES[_n] = (_dt, 128, _s, False, ["pa", "pa:old@%s=%s" % (_V, _PN[128]), "cudnn"])
 CASES["fk128s1k"] = ("bf16", 128, 1024, False, ["pa", "pa:sk@%s=%s-sk" % (_V, _PN[128]), "cudnn"])
 
+# and the stream-K tail on wide key tiles (bench/gpu/s41_wide.sh, tuning candidates): the
+# persistent hd128 kernel on 160-key tiles with both Q buffers ("k160": 227 KiB of shared
+# memory) or on 176-key tiles with one Q buffer and O out from registers ("k176"), each with
+# the tail, beside the default (the grid's 176-key kernel above 4096 keys), the 128-key
+# persistent form with the tail ("sk") and cuDNN
+_SKW = ["pa", "pa:k160@%s=pingpong-rel-p-q2-os-k160-km1-pn-sk" % _V,
+        "pa:k176@%s=pingpong-rel-p-k176-km1-pn-sk" % _V, "pa:sk@%s=%s-sk" % (_V, _PN[128]), "cudnn"]
+for _n, _dt, _s in (("sw128s4k", "bf16", 4096), ("sw128s8k", "bf16", 8192),
+                    ("sw128s16k", "bf16", 16384), ("sw128h8k", "fp16", 8192)):
+    CASES[_n] = (_dt, 128, _s, False, _SKW)
+
+# and the Ampere kernel's last round (s41_wide.sh): run with --tokens 8192 and --hidden 4096
+# (hd128: 2048 query tiles of 128 rows, 7.76 rounds of the 264 blocks two per SM hold; hd64:
+# 4096, 15.5 rounds) or --hidden 4224 (33 / 66 heads: 2112 / 4224 tiles, whole rounds),
+# the Ampere kernel beside SDPA flash
+for _n, _d in (("ta128s8k", 128), ("ta64s8k", 64)):
+    CASES[_n] = ("bf16", _d, 8192, False, [_AMP, "flash"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
