@@ -24,6 +24,9 @@ static const th_case cases[] = {
     {.name = "d128_s128_b2", .dtypes = TH_ALL, .batch = 2, .heads_q = 2, .seq_q = 128, .seq_k = 128, .head_dim = 128},
     {.name = "d256_s255", .dtypes = TH_ALL, .seq_q = 255, .seq_k = 255, .head_dim = 256},
     {.name = "d256_s3_256", .dtypes = TH_F16, .seq_q = 3, .seq_k = 256, .head_dim = 256},
+    /* dense, 18 query tiles of 128 rows over three heads (the forty-first session's hd256
+     * stream-K candidate, bench/gpu/s41_d256.patch, cut them on 5 blocks) */
+    {.name = "d256_s700_h3", .dtypes = TH_BF16 | TH_F16, .heads_q = 3, .seq_q = 700, .seq_k = 700, .head_dim = 256},
     {.name = "d40_sq3_sk256", .dtypes = TH_ALL, .heads_q = 2, .seq_q = 3, .seq_k = 256, .head_dim = 40},
     {.name = "d72_sq256_sk3", .dtypes = TH_ALL, .heads_q = 2, .seq_q = 256, .seq_k = 3, .head_dim = 72},
     {.name = "d72_sq17_sk255", .dtypes = TH_BF16, .seq_q = 17, .seq_k = 255, .head_dim = 72},

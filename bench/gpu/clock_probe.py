@@ -674,6 +674,15 @@ for _n, _dt, _s in (("sw128s4k", "bf16", 4096), ("sw128s8k", "bf16", 8192),
 for _n, _d in (("ta128s8k", 128), ("ta64s8k", 64)):
     CASES[_n] = ("bf16", _d, 8192, False, [_AMP, "flash"])
 
+# and hd256 (bench/gpu/s41_d256.sh): the persistent kernel with O through its one Q buffer and
+# the tail, "pingpong-rel-p-os-km-pn-sk" ("sk"), beside the grid default and cuDNN (1024
+# query tiles at every length: 7.76 rounds on 132 SMs)
+for _n, _s, _c in (("sq256s2k", 2048, False), ("sq256s8k", 8192, False),
+                   ("sq256s16k", 16384, False), ("sq256c8k", 8192, True)):
+    CASES[_n] = ("bf16", 256, _s, _c, ["pa", "pa:sk@%s=pingpong-rel-p-os-km-pn-sk" % _V, "cudnn"])
+CASES["sq256h8k"] = ("fp16", 256, 8192, False,
+                     ["pa", "pa:sk@%s=pingpong-rel-p-os-km-pn-sk" % _V, "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
