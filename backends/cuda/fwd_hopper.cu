@@ -1831,8 +1831,10 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) {
   /* SK: the stream-K tail's partials and tickets (the variant that runs has the bit only
-   * for uniform problems, never with a block list) */
-  if (pa_hopper_effective(pa_hopper_variant(p), p) & PA_HV_SK)
+   * for uniform problems, never with a block list; the default counts too, which runs
+   * where the variant asked for is not compiled) */
+  if ((pa_hopper_effective(pa_hopper_variant(p), p) | pa_hopper_effective(pa_hopper_default(p), p)) &
+      PA_HV_SK)
     return pa_hopper_sk_bytes(p->head_dim, std::max(dev->sm_count, 1));
   /* BLOCK's key-tile list for 128-row tiles and the head dim's narrowest keys */
   if (!pa_hopper_uses_block_list(p)) return 0;
