@@ -455,3 +455,23 @@ pa_probe() {
   step probe "${3:-300}" python3 -u bench/gpu/clock_probe.py --rounds "${2:-2}" --cases "$1"
   grep -hE "^(${1//,/|}) " "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
 }
+
+# pa_default_tail DIMS CUDA_LIMIT TORCH_LIMIT TEST_CUDA_ARG...: the end the final checks of
+# the fortieth and forty-first sessions share (s40.sh, s41_final.sh; gathered here after
+# their runs, the commands unchanged): step test-cuda (test_cuda with the arguments, CUDA_LIMIT
+# seconds), POLYATTN_TEST_BACKENDS unset, pa_check_summary, compare_torch on the default
+# (bf16 and fp16, head dims DIMS, S 2048 / 4096) as step torch (TORCH_LIMIT seconds) with its
+# geomean and correctness lines to $SUMMARY, the logs packed (torch.log and probe.log kept
+# beside the summary), pa_gpu_finish.
+pa_default_tail() {
+  local dims=$1 cuda_limit=$2 torch_limit=$3
+  shift 3
+  step test-cuda "$cuda_limit" test_cuda "$@" --filter 'cuda/*'
+  unset POLYATTN_TEST_BACKENDS
+  pa_check_summary
+  step torch "$torch_limit" python3 -u bench/compare_torch.py --no-efficient --dtypes bf16,fp16 \
+    --dims "$dims" --seqlens 2048,4096 --json "$LOG/torch.jsonl"
+  grep -E "geomean|correctness" "$LOG/torch.log" | tee -a "$SUMMARY"
+  pa_gpu_pack_keep torch.log probe.log
+  pa_gpu_finish
+}

@@ -13,7 +13,8 @@
 #     causal, varlen GQA, empty rows) and cases that fall back (softcap, ALiBi);
 #  4. test_cuda; compare_torch on the default (bf16 and fp16, hd 64, S 2048 / 4096).
 # Run in the fortieth session on an H100 (208 s; bench/results/2026-12-06s40/); the run had
-# the start written out, gathered into lib.sh's pa_gpu_start afterwards, the commands unchanged.
+# the start written out, gathered into lib.sh's pa_gpu_start afterwards, and its end, gathered
+# into pa_default_tail in the forty-first session; the commands unchanged.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s40.sh   (~4 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # V 2359324 = PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN, bf16 and fp16
@@ -26,11 +27,4 @@ step_bg sweep-wg3-pn 300 env POLYATTN_CUDA_KERNEL=hopper $V=serial-s3-rel-wg3-km
   test_forward --verbose --filter 'forward/sweep' --jobs 3
 pa_hopper_sanitizers_bg default 300 s1000,s1500_d64,s1500_causal_d64,varlen_causal_gqa,s2500_causal_d64,causal_sq113_sk64_emptyrows,s2500_causal_softcap_d64,s8400_alibi_d64
 step_wait
-step test-cuda 120 test_cuda --filter 'cuda/*'
-unset POLYATTN_TEST_BACKENDS
-pa_check_summary
-step torch 100 python3 -u bench/compare_torch.py --no-efficient --dtypes bf16,fp16 --dims 64 \
-  --seqlens 2048,4096 --json "$LOG/torch.jsonl"
-grep -E "geomean|correctness" "$LOG/torch.log" | tee -a "$SUMMARY"
-pa_gpu_pack_keep torch.log probe.log
-pa_gpu_finish
+pa_default_tail 64 120 100

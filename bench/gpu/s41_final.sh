@@ -13,7 +13,9 @@
 #  4. test_cuda by default; compare_torch on the default (bf16 and fp16, hd128, S 2048 /
 #     4096).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s41_final.sh   (~6 min)
-# Run in the forty-first session on an H100 (181 s; bench/results/2026-12-06s41-final/).
+# Run in the forty-first session on an H100 (181 s; bench/results/2026-12-06s41-final/), and
+# again on 8c03c55 (196 s; bench/results/2026-12-06s41-head/); its end was written out then,
+# gathered into lib.sh's pa_default_tail afterwards, the commands unchanged.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 # V 6844426 = PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK (hd128)
 pa_gpu_start s41f 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li(128ELi6844426|64ELi7041034)E' 2 \
@@ -23,11 +25,4 @@ export POLYATTN_TEST_BACKENDS=cuda
 pa_hopper_final_bg s1000,s2048_d128,s1500_d64,s1000_causal_d128,s2500_causal_softcap_d64
 pa_hopper_sanitizers_bg b3 300 s2048_d128,s1000,s1500_d64 POLYATTN_CUDA_HOPPER_BLOCKS=3
 step_wait
-step test-cuda 200 test_cuda --verbose --filter 'cuda/*'
-unset POLYATTN_TEST_BACKENDS
-pa_check_summary
-step torch 150 python3 -u bench/compare_torch.py --no-efficient --dtypes bf16,fp16 --dims 128 \
-  --seqlens 2048,4096 --json "$LOG/torch.jsonl"
-grep -E "geomean|correctness" "$LOG/torch.log" | tee -a "$SUMMARY"
-pa_gpu_pack_keep torch.log probe.log
-pa_gpu_finish
+pa_default_tail 128 200 150 --verbose
