@@ -393,15 +393,15 @@ Test(cuda, unsupported_is_refused, .timeout = 120) {
 }
 
 /* A large case 100 times: out and LSE bit-identical every time (a moving result is
- * a race), and right. The dense case is the one whose query tiles a stream-K tail cuts
- * (the Hopper kernel's "-sk", when its grid leaves a part-full last round: with
- * POLYATTN_CUDA_HOPPER_BLOCKS=5, 128 tiles on 5 blocks), where the two pieces of a tile
- * may arrive in either order. */
+ * a race), and right. The dense case is one whose query tiles the Hopper kernel's
+ * stream-K tail cuts by default (decision 132: 2048 keys, 144 query tiles of 128 rows, a
+ * part-full last round on 132 SMs, or on fewer with POLYATTN_CUDA_HOPPER_BLOCKS), where
+ * the two pieces of a cut tile may arrive in either order. */
 static const th_case repeat_causal = {.name = "repeat100_gqa_causal", .batch = 2, .heads_q = 8,
                                       .heads_kv = 2, .seq_q = 1024, .seq_k = 1024,
                                       .head_dim = 128, .causal = 1};
-static const th_case repeat_dense = {.name = "repeat100_dense_d128", .batch = 2, .heads_q = 8,
-                                     .heads_kv = 8, .seq_q = 1024, .seq_k = 1024,
+static const th_case repeat_dense = {.name = "repeat100_dense_d128", .batch = 4, .heads_q = 9,
+                                     .heads_kv = 9, .seq_q = 512, .seq_k = 2048,
                                      .head_dim = 128};
 static void repeat_100(const th_case *c, polyattn_dtype dt) {
   const th_case big = *c;

@@ -1294,9 +1294,33 @@ bool pa_hopper_sk_uniform(const pa_problem *p) {
          !p->seqused_k.buf && p->sparsity == POLYATTN_SPARSITY_NONE;
 }
 
-/* SK: the workspace of the stream-K tail on a grid of at most `blocks`: two partial slots
- * per cut and consumer (the persistent kernels have two consumers), then the tickets. At
- * hd128 on 132 SMs 18.4 MB. */
+/* The persistent grid's blocks: one per SM; POLYATTN_CUDA_HOPPER_BLOCKS=n caps it (tests:
+ * many tiles per block). */
+int pa_hopper_persist_blocks(int sm_count) {
+  int blocks = std::max(sm_count, 1);
+  if (const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCKS"))
+    if (atoi(env) > 0) blocks = std::min(blocks, atoi(env));
+  return blocks;
+}
+
+/* SK: the grid on which variant v runs p with the stream-K tail, or 0 where it does not:
+ * a uniform problem whose query tiles (128 rows: the persistent kernels') leave a
+ * part-full last round on the persistent grid. The launch and the workspace's size both
+ * follow it, so a problem the tail does not cut asks for no workspace. */
+int pa_hopper_sk_grid(int v, const pa_problem *p, int sm_count) {
+  if (!(v & PA_HV_SK) || !pa_hopper_sk_uniform(p)) return 0;
+  const int64_t units =
+      (p->seqlen_q + PA_CUDA_HOPPER_TILE - 1) / PA_CUDA_HOPPER_TILE * p->heads_q * p->batch;
+  const int64_t g = std::min<int64_t>(units, pa_hopper_persist_blocks(sm_count));
+  return units > g && units % g != 0 ? (int)g : 0;
+}
+
+/* SK: the workspace of the stream-K tail on a grid of `blocks`: two partial slots per cut
+ * and consumer (the persistent kernels have two consumers), then the tickets (one per cut
+ * and consumer; each word holds a tag and an arrival count, and a word that already holds
+ * the tag with a count of 1, which only an aborted launch or two streams sharing the
+ * workspace at once could leave, would be misread, as decode_mma.cuh's). At hd128 on 132
+ * SMs 18.4 MB. */
 size_t pa_hopper_sk_part_bytes(int head_dim, int blocks) {
   const int slot = head_dim == 64 ? pa_hopper_sk_slot<64>() : head_dim == 256 ? pa_hopper_sk_slot<256>()
                                                                              : pa_hopper_sk_slot<128>();
@@ -1364,21 +1388,21 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
       if (!strcmp(env, "0")) args.pair = 0;
     const int64_t units = (args.pair ? (tiles_q + 1) / 2 : tiles_q) * heads;
     if (units >= (1ll << 31)) return cudaErrorInvalidValue;
-    /* POLYATTN_CUDA_HOPPER_BLOCKS=n caps the grid (tests: many tiles per block) */
-    int blocks = std::max(sm_count, 1);
-    if (const char *env = getenv("POLYATTN_CUDA_HOPPER_BLOCKS"))
-      if (atoi(env) > 0) blocks = std::min(blocks, atoi(env));
-    grid = dim3((unsigned)std::min<int64_t>(units, blocks));
-    /* SK: the stream-K tail where the last round is part-full (pa_hopper_effective keeps
-     * the bit to uniform problems; without a workspace the walk is the plain one) */
-    if ((V & PA_HV_SK) && workspace && !args.next_tile && !args.pair && pa_hopper_sk_uniform(p) &&
-        units > grid.x && units % grid.x != 0) {
+    grid = dim3((unsigned)std::min<int64_t>(units, pa_hopper_persist_blocks(sm_count)));
+    /* SK: the stream-K tail where the last round is part-full (pa_hopper_sk_grid; the
+     * workspace was sized by the same rule, its start rounded up to 16 bytes for the
+     * partials' 16-byte accesses; without a workspace the walk is the plain one) */
+    const int sk_grid = pa_hopper_sk_grid(V, p, sm_count);
+    if (sk_grid && workspace && !args.next_tile && !args.pair) {
+      if (sk_grid != (int)grid.x) return cudaErrorInvalidValue; /* the rules disagree */
       args.sk_dp = (int)(units / grid.x - 1);
       args.sk_nk = (int)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k);
       args.sk_iters = (units - (int64_t)args.sk_dp * grid.x) * args.sk_nk;
-      args.sk_part = static_cast<float *>(workspace);
-      args.sk_ticket = reinterpret_cast<unsigned long long *>(
-          static_cast<unsigned char *>(workspace) + pa_hopper_sk_part_bytes(D, std::max(sm_count, 1)));
+      unsigned char *base = reinterpret_cast<unsigned char *>(
+          (reinterpret_cast<uintptr_t>(workspace) + 15) & ~static_cast<uintptr_t>(15));
+      args.sk_part = reinterpret_cast<float *>(base);
+      args.sk_ticket =
+          reinterpret_cast<unsigned long long *>(base + pa_hopper_sk_part_bytes(D, sk_grid));
     }
     /* under a block mask, up to two rounds of tiles at the end longest first (at most
      * the 256 that list_s holds), never the first round, which the blocks take as they
@@ -1690,7 +1714,8 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if (!plain) v &= ~PA_HV_PLAIN; /* the plain score pass only */
   /* the stream-K tail: the persistent walk of uniform problems, on the "-pn" forms (the
    * only ones compiled with it) */
-  if (!(v & PA_HV_PERSIST) || !(v & PA_HV_PLAIN) || !pa_hopper_sk_uniform(p)) v &= ~PA_HV_SK;
+  if (!(v & PA_HV_PERSIST) || !(v & PA_HV_PLAIN) || p->head_dim == 256 || !pa_hopper_sk_uniform(p))
+    v &= ~PA_HV_SK; /* never compiled at hd256 */
   if ((v & (PA_HV_K160 | PA_HV_K176)) && (p->head_dim != 128 || !plain))
     v &= ~(PA_HV_K160 | PA_HV_K176 | keep);
   if ((v & PA_HV_K192) && (p->head_dim != 64 || !plain || !(v & PA_HV_WG3)))
@@ -1830,12 +1855,13 @@ int pa_cuda_hopper_supports(const pa_problem *p, const pa_cuda_device *dev, pa_e
 }
 
 size_t pa_cuda_hopper_workspace(const pa_problem *p, const pa_cuda_device *dev) {
-  /* SK: the stream-K tail's partials and tickets (the variant that runs has the bit only
-   * for uniform problems, never with a block list; the default counts too, which runs
-   * where the variant asked for is not compiled) */
-  if ((pa_hopper_effective(pa_hopper_variant(p), p) | pa_hopper_effective(pa_hopper_default(p), p)) &
-      PA_HV_SK)
-    return pa_hopper_sk_bytes(p->head_dim, std::max(dev->sm_count, 1));
+  /* SK: the stream-K tail's partials and tickets, where it cuts tiles (pa_hopper_sk_grid),
+   * + 15 bytes to round the start up to 16; the default counts too, which runs where the
+   * variant asked for is not compiled */
+  const int sk_grid =
+      std::max(pa_hopper_sk_grid(pa_hopper_effective(pa_hopper_variant(p), p), p, dev->sm_count),
+               pa_hopper_sk_grid(pa_hopper_effective(pa_hopper_default(p), p), p, dev->sm_count));
+  if (sk_grid) return pa_hopper_sk_bytes(p->head_dim, sk_grid) + 15;
   /* BLOCK's key-tile list for 128-row tiles and the head dim's narrowest keys */
   if (!pa_hopper_uses_block_list(p)) return 0;
   return pa_hopper_list_ints(p) * 4 + 16; /* + the persistent kernel's tile counter */
