@@ -1287,11 +1287,18 @@ size_t pa_hopper_list_ints(const pa_problem *p) {
   return pa_block_list_bytes(p, PA_CUDA_HOPPER_TILE, pa_hopper_list_min_bk(p->head_dim)) / 4;
 }
 
-/* SK: whether every query tile of p has the same key tiles (no mask, window, varlen or
- * seqused_k, dense), which the stream-K tail's equal shares assume. */
-bool pa_hopper_sk_uniform(const pa_problem *p) {
+/* Whether the query tiles of one (batch entry, head) all have the same key tiles (no
+ * mask, window or varlen, dense): what the multicast's pairs of blocks need. */
+bool pa_hopper_same_keys(const pa_problem *p) {
   return !p->causal && p->window_left < 0 && p->window_right < 0 && !p->varlen &&
-         !p->seqused_k.buf && p->sparsity == POLYATTN_SPARSITY_NONE;
+         p->sparsity == POLYATTN_SPARSITY_NONE;
+}
+
+/* SK: whether every query tile of p has the same key tiles (as pa_hopper_same_keys, and
+ * no seqused_k, which varies them between batch entries), which the stream-K tail's equal
+ * shares assume. */
+bool pa_hopper_sk_uniform(const pa_problem *p) {
+  return pa_hopper_same_keys(p) && !p->seqused_k.buf;
 }
 
 /* The persistent grid's blocks: one per SM; POLYATTN_CUDA_HOPPER_BLOCKS=n caps it (tests:
@@ -1322,8 +1329,7 @@ int pa_hopper_sk_grid(int v, const pa_problem *p, int sm_count) {
  * workspace at once could leave, would be misread, as decode_mma.cuh's). At hd128 on 132
  * SMs 18.4 MB. */
 size_t pa_hopper_sk_part_bytes(int head_dim, int blocks) {
-  const int slot = head_dim == 64 ? pa_hopper_sk_slot<64>() : head_dim == 256 ? pa_hopper_sk_slot<256>()
-                                                                             : pa_hopper_sk_slot<128>();
+  const int slot = head_dim == 64 ? pa_hopper_sk_slot<64>() : pa_hopper_sk_slot<128>(); /* not hd256 */
   return (size_t)blocks * 2 * 2 * slot * sizeof(float);
 }
 size_t pa_hopper_sk_bytes(int head_dim, int blocks) {
@@ -1389,12 +1395,11 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
     const int64_t units = (args.pair ? (tiles_q + 1) / 2 : tiles_q) * heads;
     if (units >= (1ll << 31)) return cudaErrorInvalidValue;
     grid = dim3((unsigned)std::min<int64_t>(units, pa_hopper_persist_blocks(sm_count)));
-    /* SK: the stream-K tail where the last round is part-full (pa_hopper_sk_grid; the
+    /* SK: the stream-K tail where the last round is part-full (pa_hopper_sk_grid, which
+     * is then grid.x; uniform problems have neither a tile counter nor pairs; the
      * workspace was sized by the same rule, its start rounded up to 16 bytes for the
      * partials' 16-byte accesses; without a workspace the walk is the plain one) */
-    const int sk_grid = pa_hopper_sk_grid(V, p, sm_count);
-    if (sk_grid && workspace && !args.next_tile && !args.pair) {
-      if (sk_grid != (int)grid.x) return cudaErrorInvalidValue; /* the rules disagree */
+    if (workspace && pa_hopper_sk_grid(V, p, sm_count)) {
       args.sk_dp = (int)(units / grid.x - 1);
       args.sk_nk = (int)((p->seqlen_k + cfg::block_k - 1) / cfg::block_k);
       args.sk_iters = (units - (int64_t)args.sk_dp * grid.x) * args.sk_nk;
@@ -1402,7 +1407,7 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
           (reinterpret_cast<uintptr_t>(workspace) + 15) & ~static_cast<uintptr_t>(15));
       args.sk_part = reinterpret_cast<float *>(base);
       args.sk_ticket =
-          reinterpret_cast<unsigned long long *>(base + pa_hopper_sk_part_bytes(D, sk_grid));
+          reinterpret_cast<unsigned long long *>(base + pa_hopper_sk_part_bytes(D, grid.x));
     }
     /* under a block mask, up to two rounds of tiles at the end longest first (at most
      * the 256 that list_s holds), never the first round, which the blocks take as they
@@ -1723,8 +1728,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
   if (v & PA_HV_MCAST) {
     const int bq = v & PA_HV_WG3 ? 192 : 128;
     const int64_t tiles_q = (p->seqlen_q + bq - 1) / bq;
-    const bool same_keys = !p->causal && p->window_left < 0 && p->window_right < 0 &&
-                           p->sparsity == POLYATTN_SPARSITY_NONE && !p->varlen;
+    const bool same_keys = pa_hopper_same_keys(p);
     if (!same_keys || tiles_q % 2 != 0 || (v & PA_HV_PERSIST)) v &= ~PA_HV_MCAST;
   }
   return v;
