@@ -683,6 +683,43 @@ for _n, _s, _c in (("sq256s2k", 2048, False), ("sq256s8k", 8192, False),
 CASES["sq256h8k"] = ("fp16", 256, 8192, False,
                      ["pa", "pa:sk@%s=pingpong-rel-p-os-km-pn-sk" % _V, "cudnn"])
 
+# forty-second session (issue 9; bench/gpu/s42.sh, a module with bench/gpu/s42_split.patch;
+# decision 133, not adopted): the split: the grid
+# defaults at hd128 (176-key tiles) and hd256 run their whole rounds less one, then the
+# persistent stream-K kernel cuts the rest into one equal share per SM. "pa" (the default:
+# the split from 8192 keys) beside it off ("off", POLYATTN_CUDA_HOPPER_SPLIT=0) or, below
+# 8192 keys, forced on ("on", =1), and cuDNN; 2048 (hd128) / 1024 (hd256) query tiles of
+# 128 rows at every length of the 16k-token sweep
+_SPLIT_OFF = "pa:off@POLYATTN_CUDA_HOPPER_SPLIT=0"
+_SPLIT_ON = "pa:on@POLYATTN_CUDA_HOPPER_SPLIT=1"
+for _n, _dt, _d, _s in (("sp128s8k", "bf16", 128, 8192), ("sp128s16k", "bf16", 128, 16384),
+                        ("sp128h8k", "fp16", 128, 8192), ("sp256s8k", "bf16", 256, 8192),
+                        ("sp256s16k", "bf16", 256, 16384), ("sp256h8k", "fp16", 256, 8192)):
+    CASES[_n] = (_dt, _d, _s, False, ["pa", _SPLIT_OFF, "cudnn"])
+for _n, _s in (("sp256s2k", 2048), ("sp256s4k", 4096)):
+    CASES[_n] = ("bf16", 256, _s, False, ["pa", _SPLIT_ON, "cudnn"])
+
+# and the grid kernels' cut last round (bench/gpu/s42_lr.sh, a module with
+# bench/gpu/s42_lr.patch; decision 133, not adopted): the R = T mod
+# 132 query tiles of the part-full last round cut along their keys into f pieces, one block
+# each. "pa" (the default: cut where pa_hopper_last_round says) beside it off ("off",
+# POLYATTN_CUDA_HOPPER_LAST_ROUND=0) and cuDNN: hd64 S2048 / S4096 (2816 tiles of 192 rows,
+# R = 44, f = 3), hd128 S8192 / S16384 (2048 of 128, R = 68, f = 5), hd256 (1024, R = 100,
+# f = 5)
+_LR_OFF = "pa:off@POLYATTN_CUDA_HOPPER_LAST_ROUND=0"
+for _n, _dt, _d, _s in (("lr64s2k", "bf16", 64, 2048), ("lr64s4k", "bf16", 64, 4096),
+                        ("lr64h4k", "fp16", 64, 4096), ("lr128s8k", "bf16", 128, 8192),
+                        ("lr128s16k", "bf16", 128, 16384), ("lr256s2k", "bf16", 256, 2048),
+                        ("lr256s8k", "bf16", 256, 8192), ("lr256s16k", "bf16", 256, 16384)):
+    CASES[_n] = (_dt, _d, _s, False, ["pa", _LR_OFF, "cudnn"])
+
+# and hd64's query tiles of 192 rows (bench/gpu/s42_quant.sh): lengths with whole tiles
+# (2304 = 12 x 192, 4224 = 22 x 192) beside the sweep's (2048 = 10.67 tiles, 4096 = 21.33),
+# the default beside cuDNN; run with --tokens 18432 (S2048: 9 batch entries, S2304: 8),
+# 16384 (S4096: 4) and 16896 (S4224: 4)
+for _n, _s in (("q64s2k", 2048), ("q64s2304", 2304), ("q64s4k", 4096), ("q64s4224", 4224)):
+    CASES[_n] = ("bf16", 64, _s, False, ["pa", "cudnn"])
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
