@@ -70,6 +70,7 @@
 #include "ampere_softmax.cuh"
 #include "ampere_tile.cuh" /* pa_tile_layout: the K/V ring's swizzle */
 #include "pdl.cuh"
+#include "ticket.cuh"
 
 constexpr int kMmaRows = 16;    /* the M of mma.m16n8k16: query rows per block */
 constexpr int kMmaKeys = 32;    /* keys per warp tile (16 under kVarK16) */
@@ -192,13 +193,7 @@ __device__ __forceinline__ void ticket_merge(const pa_problem &p, const decode_p
     unsigned long long *w = L.tickets + (size_t)b * p.heads_kv + hkv;
     /* The word loaded first: guessing the last arrival's word instead (no load) measured
      * 0.3-0.6 us slower at Sk 4k, the pair's two blocks often arriving together. */
-    unsigned long long cur = __ldcg(w), seen;
-    for (;;) {
-      seen = cur >> 16 == kTicketTag ? (cur & 0xffffull) : 0ull;
-      const unsigned long long prev = ticket_cas(w, cur, kTicketTag << 16 | (seen + 1));
-      if (prev == cur) break;
-      cur = prev;
-    }
+    const unsigned long long seen = pa_ticket_arrive(w, kTicketTag, __ldcg(w), ticket_cas);
     PA_DECODE_STAMP_NOW(kTlTicket);
     last = seen + 1 == gridDim.x;
     if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */

@@ -59,6 +59,7 @@
 #include "frag_scores.cuh"
 #include "hopper_ptx.cuh"
 #include "hopper_tma.h"
+#include "ticket.cuh"
 
 #ifndef PA_CUDA_HOPPER_BUILT
 #  define PA_CUDA_HOPPER_BUILT 0
@@ -253,7 +254,7 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  has two pieces; each piece's warpgroup writes O unnormalised, m and
  *                  l to the workspace (pa_hopper_sk_bytes) and takes a ticket, and the
  *                  second to arrive merges the other's piece into its own and stores
- *                  the tile (the tagged word of decode_mma.cuh's ticket merge, so no
+ *                  the tile (the tagged word of ticket.cuh, as decode's ticket merge, so no
  *                  memset). Written for the 16k-token sweep's 2048 tiles at hd128
  *                  (15.5 rounds on 132 SMs: 3% of the SMs' time idle in the last).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
@@ -360,7 +361,7 @@ __device__ __forceinline__ bool pa_hopper_sk_at(const pa_problem &p, const pa_ho
   return pa_hopper_tile_at(p, bq, 0, 0, (int)((int64_t)a.sk_dp * nblk + t), 1, b, h, i0);
 }
 
-/* SK: the tickets' tag (decode_mma.cuh's kTicketTag scheme: tag << 16 | arrivals) */
+/* SK: the tickets' tag (ticket.cuh, as decode_mma.cuh's kTicketTag) */
 constexpr unsigned long long PA_HOPPER_SK_TAG = 0x7ff5c0debeefull;
 
 /* SK: a x fa + b x fb with each product rounded before the sum, so that the result does
@@ -1022,14 +1023,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_named_sync(PA_HOPPER_BAR_SK0 + cw, 128);
     if (me == 0) {
       unsigned long long *w = a.sk_ticket + (size_t)cut * NWG + cw;
-      unsigned long long cur = *reinterpret_cast<volatile unsigned long long *>(w), seen;
-      for (;;) { /* a word without the tag counts as zero (no memset before the launch) */
-        seen = cur >> 16 == PA_HOPPER_SK_TAG ? (cur & 0xffffull) : 0ull;
-        const unsigned long long prev = atomicCAS(w, cur, PA_HOPPER_SK_TAG << 16 | (seen + 1));
-        if (prev == cur) break;
-        cur = prev;
-      }
-      const bool last = seen == 1;
+      const unsigned long long cur = *reinterpret_cast<volatile unsigned long long *>(w);
+      auto cas = [](unsigned long long *x, unsigned long long c, unsigned long long v) {
+        return atomicCAS(x, c, v);
+      };
+      const bool last = pa_ticket_arrive(w, PA_HOPPER_SK_TAG, cur, cas) == 1;
       if (last) atomicExch(w, 0ull); /* the next call (stream order) starts at zero */
       __threadfence();
       sk_last[cw] = last;
