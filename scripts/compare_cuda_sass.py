@@ -65,7 +65,9 @@ def disasm(cubin, a):
         if m: cur = key(m.group(1)); k[cur] = []; continue
         m = re.match(r'^\s+/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;', l)
         if m and cur:
-            k[cur].append(re.sub(r'\.L_x_\d+', 'L', re.sub(r'_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+', 'NS', m.group(1))))
+            # the numbers of the labels, of the anonymous namespace and of the compiler's
+            # internal routines ($__internal_N_$...: renumbered when kernels are added)
+            k[cur].append(re.sub(r'__internal_\d+_', '__internal_N_', re.sub(r'\.L_x_\d+', 'L', re.sub(r'_GLOBAL__N__[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+', 'NS', m.group(1)))))
     return k
 
 def hist(ins):
