@@ -429,4 +429,55 @@ Test(cuda, repeat_100_dense_bf16, .timeout = 300) {
   repeat_100(&repeat_dense, POLYATTN_DTYPE_BF16);
 }
 
+/* Decision 134's kept maximum on the row sums (hd128's Hopper defaults, fp16 and bf16, and
+ * the bf16 "-ks" probes of the hd64 and hd256 defaults' kernels), on scores built to take its slow steps: every query's dimension 0 is 1 (even
+ * rows) or 0.5 (odd), key j's is j, so a row's scores climb by ~4-23 log2 units per key
+ * tile (the sums pass 2^8 and the reference moves by powers of two), and key 1500's is
+ * 3200, 150-320 log2 units above the reference for the even rows (their p overflow: the
+ * warp recomputes its S by mma.sync) and 80-160 for the odd ones (at hd64 these overflow
+ * too). Each probe named in turn (the stream-K form on 2 blocks, so that its
+ * tail runs), then the default (""); on a GPU without them the names run the defaults,
+ * checked the same way. */
+static void ks_climb(int d, polyattn_dtype dt, const char *const *variants) {
+  polyattn_context *ctx = cuda_context(NULL);
+  const th_case kc = {.name = "ks_climb", .heads_q = 2, .seq_q = 384, .seq_k = 2048,
+                      .head_dim = d};
+  const th_case c = th_case_resolve(&kc, dt);
+  th_run *r = th_run_create(ctx, &c, 0);
+  for (int32_t h = 0; h < 2; ++h) {
+    for (int64_t i = 0; i < c.seq_q; ++i) th_input_set(r, 0, 0, i, h, 0, i % 2 ? 0.5 : 1.0);
+    for (int64_t j = 0; j < c.seq_k; ++j)
+      th_input_set(r, 1, 0, j, h, 0, j == 1500 ? 3200.0 : (double)j);
+  }
+  for (const char *const *v = variants; *v; ++v) {
+    setenv("POLYATTN_CUDA_HOPPER_VARIANT", *v, 1);
+    if (strstr(*v, "-sk-")) setenv("POLYATTN_CUDA_HOPPER_BLOCKS", "2", 1);
+    cr_assert_eq(th_run_forward(r), POLYATTN_OK, "%s: %s", *v, th_run_message(r));
+    th_assert_forward_ok(r, *v);
+    unsetenv("POLYATTN_CUDA_HOPPER_BLOCKS");
+  }
+  unsetenv("POLYATTN_CUDA_HOPPER_VARIANT");
+  th_run_destroy(r);
+  polyattn_context_destroy(ctx);
+}
+Test(cuda, ks_climb_d64, .timeout = 120) {
+  static const char *const v[] = {"serial-s3-rel-wg3-km-pn-ks", "serial-rel-wg3-k192-km1-ks",
+                                  "pingpong-rel-p-q2-os-lag-km1-pn-ks", "", NULL};
+  ks_climb(64, POLYATTN_DTYPE_BF16, v);
+}
+Test(cuda, ks_climb_d128, .timeout = 120) {
+  static const char *const v[] = {"pingpong-rel-k176-os-km1-ks", "pingpong-rel-p-q2-os-km1-pn-ks",
+                                  "pingpong-rel-p-q2-os-km1-pn-sk-ks", "", NULL};
+  ks_climb(128, POLYATTN_DTYPE_BF16, v);
+}
+Test(cuda, ks_climb_d128_f16, .timeout = 120) {
+  static const char *const v[] = {"pingpong-rel-k176-os-km1-ks", "pingpong-rel-p-q2-os-km1-pn-ks",
+                                  "pingpong-rel-p-q2-os-km1-pn-sk-ks", "", NULL};
+  ks_climb(128, POLYATTN_DTYPE_F16, v);
+}
+Test(cuda, ks_climb_d256, .timeout = 120) {
+  static const char *const v[] = {"pingpong-rel-os-km-ks", "", NULL};
+  ks_climb(256, POLYATTN_DTYPE_BF16, v);
+}
+
 TH_DEFINE_MAIN

@@ -93,6 +93,15 @@ __device__ __forceinline__ bool pa_frag_softmax_keep(pa_softmax_row (&row)[2], f
   return pa_tile_softmax_keep<pa_quad_map<NT>>(row, s, xscale, PA_SOFTMAX_KEEP_LOG2, alpha);
 }
 
+/* The same decided on the row sums (frag_softmax.cuh's pa_tile_softmax_keep_sum, decision
+ * 134): the Hopper kernel's PA_HV_KSUM. */
+template <int NT>
+__device__ __forceinline__ int pa_frag_softmax_keep_sum(pa_softmax_row (&row)[2],
+                                                        float (&s)[NT][4], float xscale,
+                                                        float (&alpha)[2]) {
+  return pa_tile_softmax_keep_sum<pa_quad_map<NT>>(row, s, xscale, PA_SOFTMAX_KEEP_LOG2, alpha);
+}
+
 template <int DT>
 __device__ __forceinline__ void pa_frag_softmax_normalise(pa_softmax_row (&row)[2], float xscale,
                                                           float (&o)[DT][4], float (&lse)[2]) {

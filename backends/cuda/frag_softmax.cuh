@@ -176,6 +176,96 @@ __device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::ro
   return true;
 }
 
+/* Steps 1-3 with a kept maximum decided on the row sums, without row maxima (decision
+ * 134). Every row's m must be finite (the caller takes the usual steps while any row of
+ * the warp is at -inf). s becomes p = exp2(x xscale - m xscale) against the kept m at
+ * once; a thread's partial row sum bounds each of its p, so where no thread's sum exceeds
+ * 2^keep_log2 (NaN and +inf do) every p <= 2^keep_log2, as pa_tile_softmax_keep's vote
+ * guarantees, and m is kept: alpha = 1, l += sum, returns 0. Otherwise the warp finds
+ * each row's largest p (over the row's lanes) and, where it is finite, moves the row's
+ * reference up by its binary exponent e >= 0: p, the tile's sum, l and (alpha = 2^-e)
+ * the caller's O are scaled by a power of two (exact), m += e / xscale; returns 1 if any
+ * row moved, else 0. A row whose largest p is +inf (a score more than 2^128 above the
+ * reference) or NaN has lost its scores: returns 2 with l untouched and s unusable, and
+ * the caller recomputes S and takes the usual steps. Costs per element one FFMA, one
+ * exponential and one add, where pa_tile_softmax_keep also takes a maximum; the
+ * threshold is met more often (a sum of many p near the largest exceeds it sooner), and
+ * then the slow steps take the maxima. */
+template <typename F>
+__device__ __forceinline__ int pa_tile_softmax_keep_sum(pa_softmax_row (&row)[F::rows],
+                                                        typename F::frag &s, float xscale,
+                                                        float keep_log2, float (&alpha)[F::rows]) {
+  float sum[F::rows];
+  bool over = false;
+  const float bound = exp2f(keep_log2);
+  /* the sums in four interleaved chains: the vote waits for them, and a single chain of
+   * elems / 2 dependent adds put its latency before P.V (at hd64, on the serial kernel:
+   * 1.2-2.4% slower than the default, forty-third session) */
+  enum { CHAINS = F::elems / 2 < 4 ? F::elems / 2 : 4 };
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    const float ref = row[r].m * xscale;
+    float part[CHAINS];
+#pragma unroll
+    for (int q = 0; q < CHAINS; ++q) part[q] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k) {
+      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      part[k % CHAINS] += F::at(s, r, k, 0) + F::at(s, r, k, 1);
+    }
+#pragma unroll
+    for (int w = 1; w < CHAINS; w *= 2)
+#pragma unroll
+      for (int q = 0; q + w < CHAINS; q += 2 * w) part[q] += part[q + w];
+    sum[r] = part[0];
+    over |= !(sum[r] <= bound);
+  }
+  if (!F::any(over)) {
+#pragma unroll
+    for (int r = 0; r < F::rows; ++r) {
+      alpha[r] = 1.0f;
+      pa_softmax_accumulate(&row[r], sum[r]);
+    }
+    return 0;
+  }
+  float pm[F::rows];
+  bool lost = false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    pm[r] = F::row_max(pa_tile_thread_row_max<F, true>(s, r));
+    lost |= !(pm[r] < INFINITY);
+  }
+  if (F::any(lost)) return 2;
+  bool moved = false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    /* the binary exponent of the largest p (0 for p < 2, so also for a row of zeros) */
+    const int e = max(0, (int)((__float_as_uint(pm[r]) >> 23) & 0xff) - 127);
+    const float sc = __uint_as_float((uint32_t)(127 - e) << 23); /* 2^-e, e <= 127 */
+    moved |= e != 0;
+    alpha[r] = sc;
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k) {
+      F::at(s, r, k, 0) *= sc;
+      F::at(s, r, k, 1) *= sc;
+    }
+    row[r].l = row[r].l * sc + sum[r] * sc;
+    row[r].m += (float)e / xscale;
+  }
+  return F::any(moved) ? 1 : 0;
+}
+
+/* Whether any of the thread's rows is still at m = -inf (pa_tile_softmax_keep_sum's
+ * callers take the usual steps then). */
+template <int R>
+__device__ __forceinline__ bool pa_softmax_any_unset(const pa_softmax_row (&row)[R]) {
+  bool unset = false;
+#pragma unroll
+  for (int r = 0; r < R; ++r) unset |= row[r].m == -INFINITY;
+  return unset;
+}
+
 /* The kept maximum's threshold for 16-bit P (decision 122): p <= 2^8. */
 #define PA_SOFTMAX_KEEP_LOG2 8.0f
 

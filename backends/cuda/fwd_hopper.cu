@@ -257,6 +257,21 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  the tile (the tagged word of ticket.cuh, as decode's ticket merge, so no
  *                  memset). Written for the 16k-token sweep's 2048 tiles at hd128
  *                  (15.5 rounds on 132 SMs: 3% of the SMs' time idle in the last).
+ *   PA_HV_KSUM     the kept maximum decided on the row sums (pa_frag_softmax_keep_sum,
+ *                  decision 134): from the first key tile on which every row of the warp
+ *                  has a finite m, the exponentials are taken against the kept m at once
+ *                  and a thread's partial row sums (each bounds its p) are the vote, so
+ *                  the fast path takes no row maxima. The rare warp whose sums exceed
+ *                  2^8 finds its rows' largest p and moves m by powers of two; where one
+ *                  overflowed (+inf: the scores are lost), the warp recomputes its S
+ *                  rows from Q and K in shared memory by mma.sync (so K's stage is
+ *                  released after the softmax, not when S lands) and takes the usual
+ *                  steps ("-ks"). hd128's defaults (its 176-key grid kernel and both
+ *                  persistent "-pn" forms) since the forty-third session (sustained:
+ *                  +2.6-5.3%); hd64's two grid kernels' forms are "full" (+1.6-2.4% from
+ *                  2048 keys, bf16), not yet its defaults; hd64's persistent form
+ *                  ("-lag-km1-pn-ks": 1.0-1.5% slower at S512) and hd256's (spills) are
+ *                  bf16 tuning variants.
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -265,7 +280,7 @@ enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
        PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072,
        PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288, PA_HV_PEEL = 1048576,
-       PA_HV_PLAIN = 2097152, PA_HV_SK = 4194304 };
+       PA_HV_PLAIN = 2097152, PA_HV_SK = 4194304, PA_HV_KSUM = 8388608 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -503,8 +518,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     KEEP_FROM_2ND = (V & PA_HV_KEEPM1) != 0,
     PEEL = (V & PA_HV_PEEL) != 0,
     FULL_SCORES = cfg::full_scores && !(V & PA_HV_PLAIN), /* PLAIN: the plain pass only */
-    SK = (V & PA_HV_SK) != 0
+    SK = (V & PA_HV_SK) != 0,
+    KSUM = (V & PA_HV_KSUM) != 0
   };
+  static_assert(!(KSUM && EXP16), "the kept maximum takes its exponentials one by one");
   static_assert(!SK || (PERSIST && NWG == 2),
                 "the stream-K tail is the two-consumer persistent walk's (pa_hopper_sk_bytes)");
   static_assert(!PEEL || (KEEP_FROM_2ND && SCHED == PA_HOPPER_SERIAL && !FULL_SCORES),
@@ -830,6 +847,37 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * `first`, where every m is -inf, so the vote only costs); `moved` says whether any
    * row's reference moved (else alpha is 1 and O's rescale is skipped). */
   bool moved = true;
+  bool lost = false; /* KSUM: pa_frag_softmax_keep_sum lost a row's scores (redo) */
+  /* KSUM: this warp's 16 rows of S = Q . K^T again, from the tile's Q buffer and K of
+   * `stage` in shared memory (128-byte swizzle: row r's 16-byte chunk j at r 128 +
+   * (j ^ r % 8) 16), by mma.sync m16n8k16, whose C fragment is the wgmma accumulator's
+   * per-warp layout; only where pa_frag_softmax_keep_sum lost a row's scores. The lane
+   * is read again here (asm volatile), so that no address of this rare path is hoisted
+   * into the key loop's registers (the 176-key kernel spilled in its loop otherwise). */
+  auto recompute_s = [&](float (&sacc)[S_TILES][4], int stage) {
+    uint32_t tx;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tx));
+    const int wq = (tx % 128) / 32, ln = tx % 32, mi = ln >> 3, rr = ln & 7;
+    const uint32_t qb = s_q + q_off + cw * 64 * 128;
+    const uint32_t kb = s_kv + stage * 2 * cfg::kv_bytes;
+#pragma unroll
+    for (int j = 0; j < S_TILES; ++j) sacc[j][0] = sacc[j][1] = sacc[j][2] = sacc[j][3] = 0.0f;
+#pragma unroll 1
+    for (int kk = 0; kk < QK_STEPS; ++kk) {
+      const int x = kk / 4, c0 = 2 * (kk % 4);
+      const int qr = 16 * wq + 8 * (mi & 1) + rr, qc = c0 + (mi >> 1);
+      uint32_t af[4];
+      pa_ldmatrix_x4(af, qb + x * cfg::q_panel + qr * 128 + ((qc ^ (qr & 7)) << 4));
+#pragma unroll
+      for (int j = 0; j < S_TILES; j += 2) {
+        const int kr = 8 * (j + (mi >> 1)) + rr, kc = c0 + (mi & 1);
+        uint32_t bf[4];
+        pa_ldmatrix_x4(bf, kb + x * cfg::kv_panel + kr * 128 + ((kc ^ (kr & 7)) << 4));
+        pa_mma_16816<T>(sacc[j], af, bf[0], bf[1]);
+        pa_mma_16816<T>(sacc[j + 1], af, bf[2], bf[3]);
+      }
+    }
+  };
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2],
                      bool first) {
     const int k0 = n * BK;
@@ -839,7 +887,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
      * in 240 (hd128) / 160 (hd64) registers */
     pa_frag_scores<S_TILES>(sacc, p, c, FULL_SCORES && general, slope, range,
                             FULL_SCORES && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
-    if (KEEPM && !(KEEP_FROM_2ND && first)) {
+    if constexpr (KSUM) {
+      if (!__any_sync(0xffffffffu, pa_softmax_any_unset(sm))) {
+        const int r = pa_frag_softmax_keep_sum<S_TILES>(sm, sacc, xscale, alpha);
+        moved = r != 0;
+        lost = r == 2; /* redo, once no P.V is in flight */
+        return;
+      }
+    }
+    if (KEEPM && !KSUM && !(KEEP_FROM_2ND && first)) {
       moved = pa_frag_softmax_keep<S_TILES>(sm, sacc, xscale, alpha);
       return;
     }
@@ -849,8 +905,24 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     pa_softmax_rescale(&sm[1], alpha[1]);
     pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
   };
+  /* KSUM: where the softmax lost scores, S again and the usual steps on it (after the
+   * last P.V has landed, so that its P registers are free for recompute_s's) */
+  auto redo = [&](float (&sacc)[S_TILES][4], int n, bool tile_partial, float (&alpha)[2],
+                  int stage) {
+    if (!KSUM || !lost) return;
+    lost = false;
+    recompute_s(sacc, stage);
+    const int k0 = n * BK;
+    const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+    pa_frag_scores<S_TILES>(sacc, p, c, FULL_SCORES && general, slope, range,
+                            FULL_SCORES && tile_partial, k0, c.i0 + row0 + (lane >> 2), t);
+    pa_frag_softmax_update_max<S_TILES, TREEMAX>(sm, sacc, xscale, alpha);
+    pa_softmax_rescale(&sm[0], alpha[0]);
+    pa_softmax_rescale(&sm[1], alpha[1]);
+    pa_frag_softmax_accumulate<S_TILES, EXP16>(sm, sacc, xscale);
+  };
   auto rescale_o = [&](const float (&alpha)[2]) {
-    if (KEEPM && !moved) return; /* KEEPM: alpha is 1 (pa_frag_softmax_keep) */
+    if ((KEEPM || KSUM) && !moved) return; /* alpha is 1 (pa_frag_softmax_keep(_sum)) */
     /* LAZY_O: alpha is exactly 1 where a row's maximum did not move (frag_softmax.cuh),
      * so a warp whose rows all kept theirs skips the multiplications, bit for bit */
     if (LAZY_O && !__any_sync(0xffffffffu, alpha[0] != 1.0f || alpha[1] != 1.0f)) return;
@@ -1103,8 +1175,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         issue_qk(s, stage);
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(s);
-        if (RELEASE) release_k(stage);
+        if (RELEASE && !KSUM) release_k(stage);
         softmax(s, n, tile_partial, alpha, PEEL ? first : visit == 1);
+        redo(s, n, tile_partial, alpha, stage);
+        if (RELEASE && KSUM) release_k(stage); /* recompute_s reads K */
         rescale_o(alpha);
         pack_p(s, pf);
         pa_mbar_wait(b_vfull(stage), phase);
@@ -1136,8 +1210,10 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(s);
       PA_HTL(6);
-      if (RELEASE) release_k(stage);
+      if (RELEASE && !KSUM) release_k(stage);
       softmax(s, n, partial, alpha, true);
+      redo(s, n, partial, alpha, stage);
+      if (RELEASE && KSUM) release_k(stage);
       pack_p(s, pf);
       PA_HTL(7);
       n = walk(++visit, cw, &partial);
@@ -1158,13 +1234,15 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         pa_wgmma_wait<1>(); /* S landed; P.V of the previous tile may still run */
         pa_wgmma_fence_regs(s);
         PA_HTL(6);
-        if (RELEASE) release_k(stage);
+        if (RELEASE && !KSUM) release_k(stage);
         softmax(s, n, tile_partial, alpha, false);
         PA_HTL(7);
         pa_wgmma_wait<0>();
         pa_wgmma_fence_regs(o);
         PA_HTL(8);
         release(prev);
+        redo(s, n, tile_partial, alpha, stage);
+        if (RELEASE && KSUM) release_k(stage);
         pack_p(s, pf);
         PA_HTL(9);
         prev = stage, prev_phase = phase;
@@ -1456,7 +1534,10 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * The persistent kernels' "-pn" forms (the plain score pass only) are "full" since the
  * thirty-ninth session: plain problems run them by default, the rest the forms without
  * "-pn" (decision 128). hd128's "-pn" form with the stream-K tail ("-sk", decision 132) is
- * "full" since the forty-first session; hd64's is a tuning variant. */
+ * "full" since the forty-first session; hd64's is a tuning variant. The "-ks" forms
+ * (decision 134) of hd128's three defaults and hd64's two grid defaults are "full", hd128's
+ * its defaults since the forty-third session; hd64's persistent and hd256's are bf16
+ * tuning variants (pa_hopper_ksum_at). */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1513,7 +1594,16 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("serial-s3-rel-wg3-km-pn", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN, 1)               \
   X("pingpong-rel-p-q2-os-km1-pn-sk", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK, 1) \
   X("pingpong-rel-p-q2-os-lag-km1-pn-sk",                                                    \
-    PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK, 0)
+    PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK, 0)                          \
+  X("pingpong-rel-k176-os-km1-ks", PA_HV_K176_OS_BITS | PA_HV_KEEPM1 | PA_HV_KSUM, 1)          \
+  X("pingpong-rel-p-q2-os-km1-pn-ks", PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_KSUM, 1) \
+  X("pingpong-rel-p-q2-os-km1-pn-sk-ks",                                                     \
+    PA_HV_SHORT_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_SK | PA_HV_KSUM, 1)                 \
+  X("pingpong-rel-p-q2-os-lag-km1-pn-ks",                                                    \
+    PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_KSUM, 0)                        \
+  X("serial-s3-rel-wg3-km-pn-ks", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN | PA_HV_KSUM, 1) \
+  X("serial-rel-wg3-k192-km1-ks", PA_HV_K192_BITS | PA_HV_KEEPM1 | PA_HV_KSUM, 1)              \
+  X("pingpong-rel-os-km-ks", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_KSUM, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1540,7 +1630,9 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
  * persistent kernels do not (mixed, -3.3% to +3.4%, decision 122). Since the fortieth
  * session hd64's three-consumer grid default runs plain problems on its plain-only score
  * pass ("serial-s3-rel-wg3-km-pn", decision 130: +2.7-3.2% sustained at S2048 / S4096,
- * bf16 and fp16); pa_hopper_effective drops the bit for the others. */
+ * bf16 and fp16); pa_hopper_effective drops the bit for the others. Since the forty-third
+ * session pa_hopper_default adds PA_HV_KSUM (decision 134) to hd128's defaults;
+ * pa_hopper_effective drops it with PA_HV_PLAIN or the kept maximum. */
 enum {
   /* the grid kernels at hd64 and hd128 with the kept maximum (decisions 122, 124); at hd64
    * pa_hopper_default adds PA_HV_PLAIN (decision 130) */
@@ -1642,10 +1734,11 @@ int pa_hopper_default(const pa_problem *p) {
   if (p->head_dim != 256 &&
       (block_persist || (sk <= persist_sk && p->sparsity != POLYATTN_SPARSITY_BLOCK)))
     return (d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT) | PA_HV_PLAIN |
-           (!d64 && sk >= PA_HOPPER_SK_MIN_KEYS_D128 ? (int)PA_HV_SK : 0);
+           (!d64 && sk >= PA_HOPPER_SK_MIN_KEYS_D128 ? (int)PA_HV_SK : 0) |
+           (!d64 ? (int)PA_HV_KSUM : 0);
   return d64                  ? (int)PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
-                              : (int)PA_HOPPER_DEFAULT_D128;
+                              : (int)PA_HOPPER_DEFAULT_D128 | PA_HV_KSUM;
 }
 
 /* The variants compiled at hd256: the default, the serial schedule (what an
@@ -1660,7 +1753,18 @@ int pa_hopper_default(const pa_problem *p) {
  * builds) and hd64's three-consumer grid default's (decision 130). At hd64 the
  * persistent kernel without the lag (hd128's default) only in tuning builds, for
  * comparisons (hd64's default has the lag, decision 121). */
+/* The "-ks" forms (PA_HV_KSUM, decision 134): each default's kernel, at its head dim (hd64's
+ * persistent and hd256's only in tuning builds, as bf16 variants, by pa_hopper_try) */
+constexpr bool pa_hopper_ksum_at(int d, int v) {
+  return d == 128   ? v == PA_HOPPER_DEFAULT_D128 || v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN) ||
+                        v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN | PA_HV_SK)
+         : d == 64  ? v == (PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN) || v == PA_HOPPER_DEFAULT_D64_LONG ||
+                        v == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN)
+                    : v == PA_HOPPER_DEFAULT_D256;
+}
+
 constexpr bool pa_hopper_compiled_at(int d, int v) {
+  if (v & PA_HV_KSUM) return pa_hopper_ksum_at(d, v & ~PA_HV_KSUM);
   return d == 256 ? v == PA_HOPPER_SERIAL || v == PA_HOPPER_DEFAULT_D256 ||
                         v == PA_HOPPER_D256_BASE || v == (PA_HOPPER_D256_BASE | PA_HV_K64) ||
                         v == (PA_HOPPER_PIPE | PA_HV_RELEASE) ||
@@ -1710,11 +1814,12 @@ int pa_hopper_effective(int v, const pa_problem *p) {
    * "serial-s3-rel" under a block mask on the grid, "pingpong-rel-os" for problems the
    * 176-key tile does not run) loses it too and keeps the running maximum; a form named
    * with it (hd256's "pingpong-rel-os-km") keeps it. */
-  const int keep = PA_HV_KEEPM | PA_HV_KEEPM1 | PA_HV_PEEL; /* the peel goes with them */
+  const int keep = PA_HV_KEEPM | PA_HV_KEEPM1 | PA_HV_PEEL | PA_HV_KSUM; /* the peel goes with them */
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~(PA_HV_WG3 | keep);
   if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
-  if (!plain) v &= ~PA_HV_PLAIN; /* the plain score pass only */
+  if (!plain) v &= ~(PA_HV_PLAIN | PA_HV_KSUM); /* the plain score pass only; the -ks forms
+                                                   are compiled for plain problems */
   /* the stream-K tail: the persistent walk of uniform problems, on the "-pn" forms (the
    * only ones compiled with it) */
   if (!(v & PA_HV_PERSIST) || !(v & PA_HV_PLAIN) || p->head_dim == 256 || !pa_hopper_sk_uniform(p))

@@ -720,6 +720,68 @@ for _n, _dt, _d, _s in (("lr64s2k", "bf16", 64, 2048), ("lr64s4k", "bf16", 64, 4
 for _n, _s in (("q64s2k", 2048), ("q64s2304", 2304), ("q64s4k", 4096), ("q64s4224", 4224)):
     CASES[_n] = ("bf16", 64, _s, False, ["pa", "cudnn"])
 
+# forty-third session (bench/gpu/s43_stand.sh): the standing of issues 9 and 3 on the
+# tree as it is (no variant named): the default beside cuDNN, and from 2048 keys at hd64 and
+# hd128 beside SDPA flash and the Ampere kernel forced (issue 3's comparison) too
+_ST = ["pa", "cudnn", "flash", _AMP]
+for _n, _d, _s, _c, _w in (("st128s512", 128, 512, False, ["pa", "cudnn"]),
+                           ("st64s512", 64, 512, False, ["pa", "cudnn"]),
+                           ("st128s2k", 128, 2048, False, _ST), ("st128s4k", 128, 4096, False, _ST),
+                           ("st128s8k", 128, 8192, False, _ST), ("st128s16k", 128, 16384, False, _ST),
+                           ("st128c4k", 128, 4096, True, _ST), ("st128c8k", 128, 8192, True, _ST),
+                           ("st64s2k", 64, 2048, False, _ST), ("st64s4k", 64, 4096, False, _ST),
+                           ("st64s8k", 64, 8192, False, _ST), ("st64s16k", 64, 16384, False, _ST),
+                           ("st64c4k", 64, 4096, True, ["pa", "cudnn"]),
+                           ("st256s8k", 256, 8192, False, ["pa", "cudnn"]),
+                           ("st256s16k", 256, 16384, False, ["pa", "cudnn"]),
+                           ("st8s8k", 128, 8192, False, ["fp8", "cudnn"])):
+    CASES[_n] = ("bf16", _d, _s, _c, _w)
+
+
+# and the kept maximum decided on the row sums (bench/gpu/s43_ks.sh; decision 134): each
+# default ("pa") beside its bf16 "-ks" probe by name and cuDNN
+_KS = {"k176": "pingpong-rel-k176-os-km1-ks", "p128": "pingpong-rel-p-q2-os-km1-pn-ks",
+       "sk128": "pingpong-rel-p-q2-os-km1-pn-sk-ks", "wg3": "serial-s3-rel-wg3-km-pn-ks",
+       "k192": "serial-rel-wg3-k192-km1-ks", "p64": "pingpong-rel-p-q2-os-lag-km1-pn-ks",
+       "d256": "pingpong-rel-os-km-ks"}
+for _n, _d, _s, _c, _k in (("ks128s512", 128, 512, False, "p128"), ("ks128s4k", 128, 4096, False, "sk128"),
+                           ("ks128s8k", 128, 8192, False, "k176"), ("ks128s16k", 128, 16384, False, "k176"),
+                           ("ks64s512", 64, 512, False, "p64"), ("ks64s2k", 64, 2048, False, "wg3"),
+                           ("ks64s4k", 64, 4096, False, "wg3"), ("ks64s8k", 64, 8192, False, "k192"),
+                           ("ks256s8k", 256, 8192, False, "d256"), ("ks128c8k", 128, 8192, True, "p128"),
+                           ("ks128c16k", 128, 16384, True, "k176")):
+    CASES[_n] = ("bf16", _d, _s, _c, ["pa", "pa:ks@%s=%s" % (_V, _KS[_k]), "cudnn"])
+
+
+# and the build with decision 134 (bench/gpu/s43_final.sh): hd128's defaults on the row-sum
+# vote ("pa") beside the forms without it by name ("old") and cuDNN; hd64's bf16 probes
+# with the sums in four chains ("ks") beside the default
+_OLDK = {"k176": "pingpong-rel-k176-os-km1", "p128": "pingpong-rel-p-q2-os-km1-pn",
+         "sk128": "pingpong-rel-p-q2-os-km1-pn-sk"}
+for _n, _dt, _s, _c, _k in (("kf128s512", "bf16", 512, False, "p128"),
+                            ("kf128s2k", "bf16", 2048, False, "sk128"),
+                            ("kf128s4k", "bf16", 4096, False, "sk128"),
+                            ("kf128s8k", "bf16", 8192, False, "k176"),
+                            ("kf128s16k", "bf16", 16384, False, "k176"),
+                            ("kf128c8k", "bf16", 8192, True, "p128"),
+                            ("kf128h4k", "fp16", 4096, False, "sk128"),
+                            ("kf128h8k", "fp16", 8192, False, "k176")):
+    CASES[_n] = (_dt, 128, _s, _c, ["pa", "pa:old@%s=%s" % (_V, _OLDK[_k]), "cudnn"])
+for _n, _s, _k in (("kf64s512", 512, "p64"), ("kf64s2k", 2048, "wg3"), ("kf64s4k", 4096, "wg3"),
+                   ("kf64s8k", 8192, "k192")):
+    CASES[_n] = ("bf16", 64, _s, False, ["pa", "pa:ks@%s=%s" % (_V, _KS[_k]), "cudnn"])
+
+
+# and hd64's grid defaults on the row-sum vote too (bench/gpu/s43_final64.sh): "pa" beside the
+# forms without it by name ("old") and cuDNN
+_OLD64K = {"wg3": "serial-s3-rel-wg3-km-pn", "k192": "serial-rel-wg3-k192-km1"}
+for _n, _dt, _s, _c, _k in (("kg64s2k", "bf16", 2048, False, "wg3"), ("kg64s4k", "bf16", 4096, False, "wg3"),
+                            ("kg64s8k", "bf16", 8192, False, "k192"),
+                            ("kg64s16k", "bf16", 16384, False, "k192"),
+                            ("kg64c8k", "bf16", 8192, True, "k192"), ("kg64h4k", "fp16", 4096, False, "wg3")):
+    CASES[_n] = (_dt, 64, _s, _c, ["pa", "pa:old@%s=%s" % (_V, _OLD64K[_k]), "cudnn"])
+
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
