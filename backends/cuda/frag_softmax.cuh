@@ -240,9 +240,11 @@ __device__ __forceinline__ int pa_tile_softmax_keep_sum(pa_softmax_row (&row)[F:
   bool moved = false;
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
-    /* the binary exponent of the largest p (0 for p < 2, so also for a row of zeros) */
-    const int e = max(0, (int)((__float_as_uint(pm[r]) >> 23) & 0xff) - 127);
-    const float sc = __uint_as_float((uint32_t)(127 - e) << 23); /* 2^-e, e <= 127 */
+    /* the binary exponent of the largest p (0 for p < 2, so also for a row of zeros), at
+     * most 126 so that 2^-e is a normal float (a largest p in [2^127, 2^128) becomes
+     * [2, 4)) */
+    const int e = min(126, max(0, (int)((__float_as_uint(pm[r]) >> 23) & 0xff) - 127));
+    const float sc = __uint_as_float((uint32_t)(127 - e) << 23); /* 2^-e */
     moved |= e != 0;
     alpha[r] = sc;
 #pragma unroll
