@@ -429,8 +429,9 @@ Test(cuda, repeat_100_dense_bf16, .timeout = 300) {
   repeat_100(&repeat_dense, POLYATTN_DTYPE_BF16);
 }
 
-/* Decision 134's kept maximum on the row sums (hd128's Hopper defaults, fp16 and bf16, and
- * the bf16 "-ks" probes of the hd64 and hd256 defaults' kernels), on scores built to take its slow steps: every query's dimension 0 is 1 (even
+/* Decision 134's kept maximum on the row sums (the "-ks" forms: hd128's defaults in fp16 and
+ * bf16, hd64's grid forms, and the bf16 tuning forms of hd64's persistent and hd256's kernels,
+ * which a default build runs as the defaults), on scores built to take its slow steps: every query's dimension 0 is 1 (even
  * rows) or 0.5 (odd), key j's is j, so a row's scores climb by ~4-23 log2 units per key
  * tile (the sums pass 2^8 and the reference moves by powers of two), and key 1500's is
  * 3200, 150-320 log2 units above the reference for the even rows (their p overflow: the

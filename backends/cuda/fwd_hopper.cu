@@ -267,11 +267,12 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  rows from Q and K in shared memory by mma.sync (so K's stage is
  *                  released after the softmax, not when S lands) and takes the usual
  *                  steps ("-ks"). hd128's defaults (its 176-key grid kernel and both
- *                  persistent "-pn" forms) since the forty-third session (sustained:
- *                  +2.6-5.3%); hd64's two grid kernels' forms are "full" (+1.6-2.4% from
- *                  2048 keys, bf16), not yet its defaults; hd64's persistent form
- *                  ("-lag-km1-pn-ks": 1.0-1.5% slower at S512) and hd256's (spills) are
- *                  bf16 tuning variants.
+ *                  persistent "-pn" forms) and hd64's three-consumer grid default since
+ *                  the forty-third session (sustained: +2.6-5.3% at hd128, +2.4-2.6% at
+ *                  hd64 S2048 / S4096); hd64's 192-key form is "full" but not the default
+ *                  (level at S8192, -1.3% to -1.6% at S16384, +2% causal 8192); hd64's
+ *                  persistent form ("-lag-km1-pn-ks": 1.0-1.5% slower at S512) and
+ *                  hd256's (spills) are bf16 tuning variants.
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -1535,9 +1536,9 @@ cudaError_t pa_hopper_launch(const pa_problem *p, int sm_count, void *workspace,
  * thirty-ninth session: plain problems run them by default, the rest the forms without
  * "-pn" (decision 128). hd128's "-pn" form with the stream-K tail ("-sk", decision 132) is
  * "full" since the forty-first session; hd64's is a tuning variant. The "-ks" forms
- * (decision 134) of hd128's three defaults and hd64's two grid defaults are "full", hd128's
- * its defaults since the forty-third session; hd64's persistent and hd256's are bf16
- * tuning variants (pa_hopper_ksum_at). */
+ * (decision 134) of hd128's three defaults and hd64's two grid defaults are "full", and
+ * hd128's and hd64's three-consumer one the defaults since the forty-third session; hd64's
+ * persistent and hd256's are bf16 tuning variants (pa_hopper_ksum_at). */
 enum { /* the bits of the kernels the defaults run, spelled once: the defaults below and
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
@@ -1631,8 +1632,9 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
  * session hd64's three-consumer grid default runs plain problems on its plain-only score
  * pass ("serial-s3-rel-wg3-km-pn", decision 130: +2.7-3.2% sustained at S2048 / S4096,
  * bf16 and fp16); pa_hopper_effective drops the bit for the others. Since the forty-third
- * session pa_hopper_default adds PA_HV_KSUM (decision 134) to hd128's defaults;
- * pa_hopper_effective drops it with PA_HV_PLAIN or the kept maximum. */
+ * session pa_hopper_default adds PA_HV_KSUM (decision 134) to hd128's defaults and hd64's
+ * three-consumer grid default; pa_hopper_effective drops it with PA_HV_PLAIN or the kept
+ * maximum. */
 enum {
   /* the grid kernels at hd64 and hd128 with the kept maximum (decisions 122, 124); at hd64
    * pa_hopper_default adds PA_HV_PLAIN (decision 130) */
@@ -1736,7 +1738,7 @@ int pa_hopper_default(const pa_problem *p) {
     return (d64 ? (int)PA_HOPPER_DEFAULT_SHORT_D64 : (int)PA_HOPPER_DEFAULT_SHORT) | PA_HV_PLAIN |
            (!d64 && sk >= PA_HOPPER_SK_MIN_KEYS_D128 ? (int)PA_HV_SK : 0) |
            (!d64 ? (int)PA_HV_KSUM : 0);
-  return d64                  ? (int)PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN
+  return d64                  ? (int)PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN | PA_HV_KSUM
          : p->head_dim == 256 ? (int)PA_HOPPER_DEFAULT_D256
                               : (int)PA_HOPPER_DEFAULT_D128 | PA_HV_KSUM;
 }

@@ -13,6 +13,8 @@
 # The module: this tree with bench/gpu/s43_d64_default.patch applied (hd64's grid defaults
 # on "-ks"; the tree as committed keeps them without it).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s43_final64.sh   (~5 min)
+# Run in the forty-third session on an H100 (209 s; bench/results/2026-12-06s43-final64/);
+# after it only the three-consumer form became hd64's default (decision 134).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s43g 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li64ELi(10747932|8945688)E' 4 \
   test_forward test_cuda
