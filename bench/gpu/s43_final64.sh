@@ -10,8 +10,8 @@
 #     on 3 blocks; memcheck / racecheck / synccheck by default over hd64 cases; then
 #     test_cuda;
 #  4. compare_torch on the default (bf16 and fp16, hd64, S 512-16384, causal and not).
-# The module: this tree with bench/gpu/s43_d64_default.patch applied (hd64's grid defaults
-# on "-ks"; the tree as committed keeps them without it).
+# The module: the tree with hd64's two grid defaults on "-ks"; since 5a45cb9 the three-
+# consumer one is, and bench/gpu/s43_d64_default.patch makes the 192-key one so too.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s43_final64.sh   (~5 min)
 # Run in the forty-third session on an H100 (209 s; bench/results/2026-12-06s43-final64/);
 # after it only the three-consumer form became hd64's default (decision 134).
