@@ -781,6 +781,21 @@ for _n, _dt, _s, _c, _k in (("kg64s2k", "bf16", 2048, False, "wg3"), ("kg64s4k",
                             ("kg64c8k", "bf16", 8192, True, "k192"), ("kg64h4k", "fp16", 4096, False, "wg3")):
     CASES[_n] = (_dt, 64, _s, _c, ["pa", "pa:old@%s=%s" % (_V, _OLD64K[_k]), "cudnn"])
 
+# forty-fourth session (issue 3; bench/gpu/s44_ampere_ks.sh, decision 135): the Ampere
+# kernel's rows with the kept maximum on the row sums ("ks": m2k128tj-ks at hd64, m2k64-ks at
+# hd128; only in a module built with bench/gpu/s44_ampere_ks.patch, without it the name runs
+# the default row) beside its default row ("ampere") and SDPA flash, without LSE
+_AKS = {64: "m2k128tj-ks", 128: "m2k64-ks"}
+for _n, _dt, _d, _s, _c in (("aq64s2k", "bf16", 64, 2048, False), ("aq64s8k", "bf16", 64, 8192, False),
+                            ("aq64s16k", "bf16", 64, 16384, False), ("aq64c8k", "bf16", 64, 8192, True),
+                            ("aq64h8k", "fp16", 64, 8192, False),
+                            ("aq128s2k", "bf16", 128, 2048, False), ("aq128s8k", "bf16", 128, 8192, False),
+                            ("aq128s16k", "bf16", 128, 16384, False), ("aq128c8k", "bf16", 128, 8192, True),
+                            ("aq128h8k", "fp16", 128, 8192, False)):
+    CASES[_n] = (_dt, _d, _s, _c,
+                 [_AMP, "pa:ks@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _AKS[_d],
+                  "flash"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
