@@ -10,7 +10,8 @@
 #  3. the same with the Ampere kernel forced (POLYATTN_CUDA_KERNEL=ampere) beside SDPA
 #     flash (issue 3), and hd256 on the default (bf16 and fp16).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s43_stand.sh   (~8 min)
-# Written for an H200 in the forty-third session; not run (no H200 came).
+# Written for an H200 in the forty-third session; not run (no H200 came, nor in the
+# forty-fourth, whose device starts failed).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s43 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li(128ELi6844426|64ELi2359324)E' 4
 pa_probe "${PROBE_CASES:-st128s512,st64s512,st128s2k,st128s4k,st128s8k,st128s16k,st128c4k,st128c8k,st64s2k,st64s4k,st64s8k,st64s16k,st64c4k,st256s8k,st256s16k,st8s8k}" 2 400
