@@ -446,6 +446,21 @@ pa_gpu_start() {
   [ "$FAILED" = 0 ] || pa_gpu_finish
 }
 
+# pa_cuda_checks FILTER: in parallel, test_cuda's whole suite (step test-cuda) and
+# compute-sanitizer memcheck / racecheck / synccheck on its tests FILTER (steps TOOL-ks), then
+# step_wait (the forty-third and forty-fourth sessions' "-ks" checks, s43_ks.sh and
+# s44_ampere_ks.sh; gathered here after their runs, the commands unchanged).
+pa_cuda_checks() {
+  local tool cs
+  step_bg test-cuda 300 test_cuda --verbose --filter 'cuda/*' --jobs 1
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  for tool in memcheck racecheck synccheck; do
+    step_bg "$tool-ks" 300 "$cs" --tool $tool --error-exitcode 99 --print-limit 10 \
+      test_cuda --filter "$1" --jobs 1
+  done
+  step_wait
+}
+
 # pa_probe CASES [ROUNDS] [LIMIT]: clock_probe.py over the comma-separated cases CASES
 # (ROUNDS rounds, default two) as step probe (LIMIT seconds, default 300), then its result
 # lines (each starts with its case's name) to $SUMMARY.

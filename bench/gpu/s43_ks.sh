@@ -18,13 +18,7 @@ pa_gpu_start s43ks 'pa_hopper_fwd_kernelI13__nv_bfloat16Li(128ELi(8929802|110387
   test_forward test_cuda
 pa_probe "${PROBE_CASES:-ks128s8k,ks128s16k,ks128s4k,ks64s2k,ks64s4k,ks64s8k,ks256s8k,ks128s512,ks64s512,ks128c8k}" 2 300
 export POLYATTN_TEST_BACKENDS=cuda
-step_bg test-cuda 300 test_cuda --verbose --filter 'cuda/*' --jobs 1
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-ks" 300 "$CS" --tool $tool --error-exitcode 99 --print-limit 10 \
-    test_cuda --filter 'cuda/ks_climb*' --jobs 1
-done
-step_wait
+pa_cuda_checks 'cuda/ks_climb*'
 for v in pingpong-rel-k176-os-km1-ks pingpong-rel-p-q2-os-km1-pn-sk-ks serial-s3-rel-wg3-km-pn-ks \
          serial-rel-wg3-k192-km1-ks; do
   step_bg "sweep-$v" 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_VARIANT=$v \

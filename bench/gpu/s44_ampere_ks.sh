@@ -17,13 +17,7 @@ pa_gpu_start s44aks 'pa_ampere_fwd_kernelI13__nv_bfloat16Li(64ELi12|128ELi13)ELb
   test_forward test_cuda
 pa_probe "${PROBE_CASES:-aq128s8k,aq64s8k,aq128s2k,aq64s2k,aq128s16k,aq64s16k,aq128c8k,aq64c8k,aq128h8k,aq64h8k}" 2 300
 export POLYATTN_TEST_BACKENDS=cuda
-step_bg test-cuda 300 test_cuda --verbose --filter 'cuda/*' --jobs 1
-CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-ks" 300 "$CS" --tool $tool --error-exitcode 99 --print-limit 10 \
-    test_cuda --filter 'cuda/ks_climb_ampere*' --jobs 1
-done
-step_wait
+pa_cuda_checks 'cuda/ks_climb_ampere*'
 for v in m2k128tj-ks m2k64-ks; do
   step_bg "sweep-$v" 300 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_CUDA_AMPERE_VARIANT=$v \
     test_forward --verbose --filter 'forward/sweep' --jobs 2
