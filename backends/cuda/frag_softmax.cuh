@@ -185,8 +185,8 @@ __device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::ro
  * each row's largest p (over the row's lanes) and, where it is finite, moves the row's
  * reference up by its binary exponent e >= 0: p, the tile's sum, l and (alpha = 2^-e)
  * the caller's O are scaled by a power of two (exact), m += e / xscale; returns 1 if any
- * row moved, else 0. A row whose largest p is +inf (a score more than 2^128 above the
- * reference) or NaN has lost its scores: returns 2 with l untouched and s unusable, and
+ * row moved, else 0. A row whose largest p is +inf (p above 2^128: a score more than 128
+ * log2 units above the reference) or NaN has lost its scores: returns 2 with l untouched and s unusable, and
  * the caller recomputes S and takes the usual steps. Costs per element one FFMA, one
  * exponential and one add, where pa_tile_softmax_keep also takes a maximum; the
  * threshold is met more often (a sum of many p near the largest exceeds it sooner), and
