@@ -431,8 +431,8 @@ Test(cuda, repeat_100_dense_bf16, .timeout = 300) {
 
 /* Decision 134's kept maximum on the row sums (the "-ks" forms: hd128's defaults in fp16
  * and bf16, hd64's grid forms, and the bf16 tuning forms of hd64's persistent and hd256's
- * kernels, which a default build runs as the defaults), on scores built to take its slow
- * steps: every query's dimension 0 is 1 (even rows) or 0.5 (odd), key j's is j, so a row's
+ * kernels, two at hd256 (decision 136), which a default build runs as the defaults), on
+ * scores built to take its slow steps: every query's dimension 0 is 1 (even rows) or 0.5 (odd), key j's is j, so a row's
  * scores climb by ~4-23 log2 units per key tile (the sums pass 2^8 and the reference moves
  * by powers of two), and key 1500's is 3200, 150-320 log2 units above the reference for the
  * even rows (their p overflow: the warp recomputes its S by mma.sync) and 80-160 for the odd
@@ -478,7 +478,7 @@ Test(cuda, ks_climb_d128_f16, .timeout = 120) {
   ks_climb(128, POLYATTN_DTYPE_F16, v);
 }
 Test(cuda, ks_climb_d256, .timeout = 120) {
-  static const char *const v[] = {"pingpong-rel-os-km-ks", "", NULL};
+  static const char *const v[] = {"pingpong-rel-os-km-ks", "pingpong-rel-os-km-pn-ks", "", NULL};
   ks_climb(256, POLYATTN_DTYPE_BF16, v);
 }
 

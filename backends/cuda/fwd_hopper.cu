@@ -1604,7 +1604,9 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
     PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_KSUM, 0)                        \
   X("serial-s3-rel-wg3-km-pn-ks", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN | PA_HV_KSUM, 1) \
   X("serial-rel-wg3-k192-km1-ks", PA_HV_K192_BITS | PA_HV_KEEPM1 | PA_HV_KSUM, 1)              \
-  X("pingpong-rel-os-km-ks", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_KSUM, 0)
+  X("pingpong-rel-os-km-ks", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_KSUM, 0) \
+  X("pingpong-rel-os-km-pn-ks",                                                          \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN | PA_HV_KSUM, 0)
 
 /* The default per head dim (without POLYATTN_CUDA_HOPPER_VARIANT, or with a name not
  * in the list): a "full" variant that passed the forward sweep on the H200. Measured
@@ -1756,13 +1758,15 @@ int pa_hopper_default(const pa_problem *p) {
  * persistent kernel without the lag (hd128's default) only in tuning builds, for
  * comparisons (hd64's default has the lag, decision 121). */
 /* The "-ks" forms (PA_HV_KSUM, decision 134): each default's kernel, at its head dim (hd64's
- * persistent and hd256's only in tuning builds, as bf16 variants, by pa_hopper_try) */
+ * persistent and hd256's only in tuning builds, as bf16 variants, by pa_hopper_try); at
+ * hd256 also with the plain-only score pass ("pingpong-rel-os-km-pn-ks", likewise; decision
+ * 136: 68 bytes of spills where "pingpong-rel-os-km-ks" has 148, and level with the default) */
 constexpr bool pa_hopper_ksum_at(int d, int v) {
   return d == 128   ? v == PA_HOPPER_DEFAULT_D128 || v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN) ||
                         v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN | PA_HV_SK)
          : d == 64  ? v == (PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN) || v == PA_HOPPER_DEFAULT_D64_LONG ||
                         v == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN)
-                    : v == PA_HOPPER_DEFAULT_D256;
+                    : v == PA_HOPPER_DEFAULT_D256 || v == (PA_HOPPER_DEFAULT_D256 | PA_HV_PLAIN);
 }
 
 constexpr bool pa_hopper_compiled_at(int d, int v) {

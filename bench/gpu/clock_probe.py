@@ -796,6 +796,14 @@ for _n, _dt, _d, _s, _c in (("aq64s2k", "bf16", 64, 2048, False), ("aq64s8k", "b
                  [_AMP, "pa:ks@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _AKS[_d],
                   "flash"])
 
+# forty-fifth session (issue 9; bench/gpu/s45.sh): hd256's default ("pingpong-rel-os-km")
+# beside its plain-only form with the kept maximum decided on the row sums ("ks",
+# "pingpong-rel-os-km-pn-ks" by name) and cuDNN
+for _n, _dt, _s, _c in (("kh256s2k", "bf16", 2048, False), ("kh256s8k", "bf16", 8192, False),
+                        ("kh256s16k", "bf16", 16384, False), ("kh256c8k", "bf16", 8192, True),
+                        ("kh256h8k", "fp16", 8192, False)):
+    CASES[_n] = (_dt, 256, _s, _c, ["pa", "pa:ks@%s=pingpong-rel-os-km-pn-ks" % _V, "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
