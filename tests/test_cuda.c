@@ -432,14 +432,14 @@ Test(cuda, repeat_100_dense_bf16, .timeout = 300) {
 /* Decision 134's kept maximum on the row sums (the "-ks" forms: hd128's defaults in fp16
  * and bf16, hd64's grid forms, and the bf16 tuning forms of hd64's persistent and hd256's
  * kernels, two at hd256 (decision 136), which a default build runs as the defaults), on
- * scores built to take its slow steps: every query's dimension 0 is 1 (even rows) or 0.5 (odd), key j's is j, so a row's
- * scores climb by ~4-23 log2 units per key tile (the sums pass 2^8 and the reference moves
- * by powers of two), and key 1500's is 3200, 150-320 log2 units above the reference for the
- * even rows (their p overflow: the warp recomputes its S by mma.sync) and 80-160 for the odd
- * ones (at hd64 these overflow too). Each form named in turn (the stream-K one on 2 blocks,
- * so that its tail runs), then the default (""); on a GPU without them the names run the
- * defaults, checked the same way. Nothing counts which path ran: the inputs are built so
- * that they must. */
+ * scores built to take its slow steps: every query's dimension 0 is 1 (even rows) or 0.5
+ * (odd), key j's is j, so a row's scores climb by ~4-23 log2 units per key tile (the sums
+ * pass 2^8 and the reference moves by powers of two), and key 1500's is 3200, 150-320 log2
+ * units above the reference for the even rows (their p overflow: the warp recomputes its S
+ * by mma.sync) and 80-160 for the odd ones (at hd64 these overflow too). Each form named in
+ * turn (the stream-K one on 2 blocks, so that its tail runs), then the default (""); on a
+ * GPU without them the names run the defaults, checked the same way. Nothing counts which
+ * path ran: the inputs are built so that they must. */
 static void ks_climb(int d, polyattn_dtype dt, const char *const *variants) {
   polyattn_context *ctx = cuda_context(NULL);
   const th_case kc = {.name = "ks_climb", .heads_q = 2, .seq_q = 384, .seq_k = 2048,
