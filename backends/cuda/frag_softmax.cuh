@@ -186,11 +186,11 @@ __device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::ro
  * reference up by its binary exponent e >= 0: p, the tile's sum, l and (alpha = 2^-e)
  * the caller's O are scaled by a power of two (exact), m += e / xscale; returns 1 if any
  * row moved, else 0. A row whose largest p is +inf (p above 2^128: a score more than 128
- * log2 units above the reference) or NaN has lost its scores: returns 2 with l untouched and s unusable, and
- * the caller recomputes S and takes the usual steps. Costs per element one FFMA, one
- * exponential and one add, where pa_tile_softmax_keep also takes a maximum; the
- * threshold is met more often (a sum of many p near the largest exceeds it sooner), and
- * then the slow steps take the maxima. */
+ * log2 units above the reference) or NaN has lost its scores: returns 2 with l untouched
+ * and s unusable, and the caller recomputes S and takes the usual steps. Costs per
+ * element one FFMA, one exponential and one add, where pa_tile_softmax_keep also takes a
+ * maximum; the threshold is met more often (a sum of many p near the largest exceeds it
+ * sooner), and then the slow steps take the maxima. */
 template <typename F>
 __device__ __forceinline__ int pa_tile_softmax_keep_sum(pa_softmax_row (&row)[F::rows],
                                                         typename F::frag &s, float xscale,

@@ -1604,7 +1604,8 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
     PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_KSUM, 0)                        \
   X("serial-s3-rel-wg3-km-pn-ks", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN | PA_HV_KSUM, 1) \
   X("serial-rel-wg3-k192-km1-ks", PA_HV_K192_BITS | PA_HV_KEEPM1 | PA_HV_KSUM, 1)              \
-  X("pingpong-rel-os-km-ks", PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_KSUM, 0) \
+  X("pingpong-rel-os-km-ks",                                                             \
+    PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_KSUM, 0)            \
   X("pingpong-rel-os-km-pn-ks",                                                          \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_PLAIN | PA_HV_KSUM, 0)
 

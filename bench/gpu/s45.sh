@@ -22,7 +22,8 @@ pa_gpu_start s45 'pa_hopper_fwd_kernelI13__nv_bfloat16Li256ELi10764298E' 1 \
 pa_probe "${PROBE_CASES:-kh256s8k,kh256s16k,kh256s2k,kh256c8k,kh256h8k}" 2 200
 export POLYATTN_TEST_BACKENDS=cuda
 pa_cuda_checks 'cuda/ks_climb_d256*'
-step_bg sweep-ks256 300 env POLYATTN_CUDA_KERNEL=hopper POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-km-pn-ks \
+step_bg sweep-ks256 300 env POLYATTN_CUDA_KERNEL=hopper \
+  POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-km-pn-ks \
   test_forward --verbose --filter 'forward/sweep' --jobs 2
 step_wait
 unset POLYATTN_TEST_BACKENDS
