@@ -139,9 +139,8 @@ def parse_args(argv=None):
                          "may set more variables (a&VAR2=x) and carry a #tag to repeat it; "
                          "the Hopper backward's POLYATTN_CUDA_HOPPER_BWD_*, the Ampere "
                          "backward's POLYATTN_CUDA_BWD_VARIANT (their plans size "
-                         "workspaces by them), POLYATTN_CUDA_AMPERE_PIPE and "
-                         "POLYATTN_CUDA_SP24_SELECT are read once per process: time those "
-                         "one process per value")
+                         "workspaces by them) and POLYATTN_CUDA_SP24_SELECT are read once "
+                         "per process: time those one process per value")
     ap.add_argument("--no-efficient", action="store_true",
                     help="skip SDPA's memory-efficient backend")
     ap.add_argument("--api", default="prepared", choices=["prepared", "func"],

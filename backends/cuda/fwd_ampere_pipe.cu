@@ -1,8 +1,15 @@
 /* An experimental schedule of the Ampere forward kernel (fwd_ampere.cu) for head-dim
- * bucket 128: each 64-key tile is computed as two 32-key halves whose products and
- * softmax steps are interleaved, so that one warp's tensor-core work runs under its
- * own softmax. Selected with POLYATTN_CUDA_AMPERE_PIPE=1 for dense problems
- * (sparsity NONE) of bucket 128; everything else stays on fwd_ampere.cu's kernels.
+ * buckets 64 and 128: each key tile (128 keys at hd64, 64 at hd128) is computed as two
+ * halves whose products and softmax steps are interleaved, so that one warp's
+ * tensor-core work runs under its own softmax. Selected with POLYATTN_CUDA_AMPERE_PIPE
+ * (read at each call: 1; 3 adds the balanced-tree row maxima and one ldmatrix offset
+ * per operand, hd64's default row's choices, decisions 115 and 126; 5 is 3 with the
+ * halves rotated across tiles on three stages, hd64 only) for dense problems (sparsity
+ * NONE) of buckets 64 (33-64) and 128 (97-128); everything else stays on fwd_ampere.cu's
+ * kernels. Bucket 64 and settings 3 and 5 were added in the forty-sixth session: at hd64
+ * the two 64-key halves fit the 255 registers without spills (hd128's 32-key halves spill
+ * 28 bytes, setting 5 116), and the SASS interleaves one half's HMMA with the other's
+ * MUFU / FFMA.
  *
  * Why: the default hd128 row (m2k64: 4 warps x 32 query rows, 64-key tiles, 2 blocks
  * per SM, 255 registers) runs at 2 warps per scheduler, and ncu on the H200 found the
@@ -26,9 +33,12 @@
  * The steps are common/softmax.h's, on fragments (ampere_softmax.cuh); masks and
  * scores are frag_scores.cuh's; the tiles and loads ampere_tile.cuh's.
  *
- * Measured 6-8% slower than m2k64 on the H200 (docs/decisions.md 73), so it is a
- * tuning aid: compiled only with the CMake option POLYATTN_CUDA_TUNING_VARIANTS, like
- * the other non-default rows of ampere_tune.cuh; without it the variable is ignored. */
+ * Measured 6-8% slower than m2k64 on the H200 (docs/decisions.md 73), and in the
+ * forty-sixth session on an H100 beside the default rows (sustained, decision 137): hd64
+ * 16% slower (settings 1 and 3; 5: 27%), hd128 24%; so it is a tuning aid: compiled only
+ * with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (or -DPA_CUDA_AMPERE_PIPE_BUILD=1
+ * on this file, as bench/gpu/s46.sh's module was built), like the other non-default rows
+ * of ampere_tune.cuh; without it the variable is ignored. */
 
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +54,17 @@
 #include "ampere_tile.cuh"
 #include "frag_scores.cuh"
 
-#if PA_CUDA_TUNING_VARIANTS
+/* compiled only in tuning builds (or with -DPA_CUDA_AMPERE_PIPE_BUILD=1) */
+#ifndef PA_CUDA_AMPERE_PIPE_BUILD
+#  define PA_CUDA_AMPERE_PIPE_BUILD PA_CUDA_TUNING_VARIANTS
+#endif
+
+#if PA_CUDA_AMPERE_PIPE_BUILD
 namespace {
 
-/* The shape: m2k64's (ampere_tune.cuh), which this schedule replaces. */
-template <int D>
+/* The shape: m2k64's / m2k128tj's (ampere_tune.cuh), which this schedule replaces;
+ * ROT (PV & 2, below) keeps three stages. */
+template <int D, int PV = 0>
 struct pa_pipe_cfg {
   enum {
     warps = 4,
@@ -56,10 +72,10 @@ struct pa_pipe_cfg {
     m_tiles = 2,              /* 16-row mma M tiles per warp */
     warp_rows = 16 * m_tiles, /* 32 */
     block_q = warp_rows * warps,
-    block_k = 64,
-    half = 32,                /* keys per half tile */
+    block_k = D == 64 ? 128 : 64, /* m2k128tj's (hd64) and m2k64's (hd128) key tiles */
+    half = block_k / 2,           /* keys per half tile */
     min_blocks = 2,
-    stages = 2
+    stages = PV & 2 ? 3 : 2
   };
   static constexpr int q_bytes = block_q * D * 2;
   static constexpr int kv_tile_bytes = block_k * D * 2;
@@ -68,11 +84,18 @@ struct pa_pipe_cfg {
   static_assert(min_blocks * smem_bytes <= 227 * 1024, "two blocks per SM on sm_90");
 };
 
-template <typename T, int D>
-__global__ void __launch_bounds__(pa_pipe_cfg<D>::threads, pa_pipe_cfg<D>::min_blocks)
+/* PV: bit 1 = the row maxima as balanced trees and one ldmatrix offset per operand and
+ * lane (TREE, ONE: hd64's default row's choices); bit 2 = ROT, the halves rotated across
+ * tiles on a three-stage ring, so that every softmax runs beside products:
+ *   qk(S1 of n) || softmax(S0 of n);  pv(P0 of n), qk(S0 of n + 1) || softmax(S1 of n);
+ *   pv(P1 of n), then the next tile's first step (its barrier in the middle of tile n,
+ *   where every warp is done with tile n - 1's stage, which takes tile n + 2's load) */
+template <typename T, int D, int PV>
+__global__ void __launch_bounds__(pa_pipe_cfg<D, PV>::threads, pa_pipe_cfg<D, PV>::min_blocks)
     pa_ampere_pipe_kernel(const __grid_constant__ pa_problem p) {
 #if PA_AMPERE_ARCH_OK
-  typedef pa_pipe_cfg<D> cfg;
+  typedef pa_pipe_cfg<D, PV> cfg;
+  enum { TREE = PV & 1, ONE = PV & 1, ROT = (PV & 2) != 0 };
   typedef pa_tile_layout<D> layout;
   enum {
     NT = cfg::threads,
@@ -124,8 +147,8 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D>::threads, pa_pipe_cfg<D>::min_b
   if (n < n_hi) load_kv(n, 0);
   pa_cp_async_commit();
 
-  const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR> ldsm_rows(lane); /* Q and V */
-  const pa_ldsm_lane<D, PA_LDSM_COL_PAIR> ldsm_cols(lane); /* K */
+  const pa_ldsm_lane<D, PA_LDSM_ROW_PAIR, ONE> ldsm_rows(lane); /* Q and V */
+  const pa_ldsm_lane<D, PA_LDSM_COL_PAIR, ONE> ldsm_cols(lane); /* K */
   const uint32_t s_q_warp = s_q + wrow * layout::chunks * 16;
 
   float o[MT][O_TILES][4]; /* O accumulator [16 rows x D] per M tile */
@@ -165,7 +188,7 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D>::threads, pa_pipe_cfg<D>::min_b
   auto soft = [&](float (&s)[MT][HT][4], uint32_t (&pf)[MT][HK][4], float (&alpha)[MT][2]) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt) {
-      pa_frag_softmax_update_max(sm[mt], s[mt], xscale, alpha[mt]);
+      pa_frag_softmax_update_max<HT, TREE>(sm[mt], s[mt], xscale, alpha[mt]);
       pa_softmax_rescale(&sm[mt][0], alpha[mt][0]);
       pa_softmax_rescale(&sm[mt][1], alpha[mt][1]);
       pa_frag_softmax_accumulate(sm[mt], s[mt], xscale);
@@ -211,6 +234,66 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D>::threads, pa_pipe_cfg<D>::min_b
       }
   };
 
+  auto mask_half = [&](float (&s)[MT][HT][4], int k0, int key0, bool range) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+      pa_frag_scores<HT>(s[mt], p, c, general, slope, range, false, k0 + key0,
+                         c.i0 + wrow + 16 * mt + (lane >> 2), t);
+  };
+  if constexpr (ROT) {
+    /* ROT: tile n in stage (n - n_lo) % 3; the loads run two tiles ahead */
+    if (n + 1 < n_hi) load_kv(n + 1, 1);
+    pa_cp_async_commit();
+    float s0[MT][HT][4], s1[MT][HT][4];
+    uint32_t p0[MT][HK][4], p1[MT][HK][4];
+    float a0[MT][2], a1[MT][2];
+    int st = 0; /* tile n's stage */
+    pa_cp_async_wait<1>();
+    __syncthreads(); /* Q, K[n], V[n] visible */
+    bool range = false, masked = false;
+    auto tile_flags = [&](int m) {
+      const int k0 = m * BK;
+      range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+      masked = range || general;
+    };
+    if (warp_active && n < n_hi) {
+      tile_flags(n);
+      qk(s0, s_kv, 0);
+      if (masked) mask_half(s0, n * BK, 0, range);
+    }
+    for (; n < n_hi; ++n) {
+      const uint32_t s_k = s_kv + st * cfg::stage_bytes;
+      const uint32_t s_v = s_k + cfg::kv_tile_bytes;
+      const int st1 = st == 2 ? 0 : st + 1;
+      const bool next = n + 1 < n_hi;
+      const bool masked_n = masked, range_n = range;
+      if (warp_active) {
+        qk(s1, s_k, cfg::half); /* || */
+        soft(s0, p0, a0);
+        if (masked_n) mask_half(s1, n * BK, cfg::half, range_n);
+        rescale_o(a0);
+        pv(p0, s_v, 0);
+      }
+      if (next) {
+        pa_cp_async_wait<0>(); /* tile n + 1's group, the last committed */
+        __syncthreads(); /* K[n + 1], V[n + 1] visible; every warp is done with tile n - 1 */
+        if (n + 2 < n_hi) load_kv(n + 2, st == 0 ? 2 : st - 1);
+        pa_cp_async_commit();
+        if (warp_active) {
+          tile_flags(n + 1);
+          qk(s0, s_kv + st1 * cfg::stage_bytes, 0); /* || */
+        }
+      }
+      if (warp_active) {
+        soft(s1, p1, a1);
+        /* tile n + 1's first half masked once S1 is packed (fewer registers live) */
+        if (next && masked) mask_half(s0, (n + 1) * BK, 0, range);
+        rescale_o(a1);
+        pv(p1, s_v, cfg::half);
+      }
+      st = st1;
+    }
+  } else
   for (int it = 0; n < n_hi; ++it) {
     const int stage = it & 1;
     pa_cp_async_wait<0>();
@@ -306,47 +389,61 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D>::threads, pa_pipe_cfg<D>::min_b
 #endif
 }
 
-template <typename T>
+template <typename T, int D, int PV>
 cudaError_t pa_pipe_launch(const pa_problem *p, cudaStream_t stream) {
-  typedef pa_pipe_cfg<128> cfg;
+  typedef pa_pipe_cfg<D, PV> cfg;
   static std::atomic<unsigned long long> opted(0);
   int device = 0;
   cudaError_t e = cudaGetDevice(&device);
   if (e != cudaSuccess) return e;
   const unsigned long long bit = device < 64 ? 1ull << device : 0;
   if (!bit || !(opted.load(std::memory_order_acquire) & bit)) {
-    e = cudaFuncSetAttribute(pa_ampere_pipe_kernel<T, 128>,
+    e = cudaFuncSetAttribute(pa_ampere_pipe_kernel<T, D, PV>,
                              cudaFuncAttributeMaxDynamicSharedMemorySize, cfg::smem_bytes);
     if (e != cudaSuccess) return e;
     opted.fetch_or(bit, std::memory_order_acq_rel);
   }
   const dim3 grid((unsigned)((p->seqlen_q + cfg::block_q - 1) / cfg::block_q),
                   (unsigned)p->heads_q, (unsigned)p->batch);
-  pa_ampere_pipe_kernel<T, 128><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
+  pa_ampere_pipe_kernel<T, D, PV><<<grid, cfg::threads, cfg::smem_bytes, stream>>>(*p);
   return cudaGetLastError();
 }
 
 } /* namespace */
 #endif
 
-/* POLYATTN_CUDA_AMPERE_PIPE=1 (read once per process), a dense problem, and the
- * head-dim bucket 128 (max(D, Dv) in 97..128). pa_cuda_ampere_supports() has
- * already accepted the problem (dtype, arch, alignment; this kernel's shared memory
- * is the m2k64 row's minus the block list's). */
+/* POLYATTN_CUDA_AMPERE_PIPE=1 or 3 (read at each call), a dense problem, and the
+ * head-dim bucket 64 (max(D, Dv) in 33..64) or 128 (97..128). pa_cuda_ampere_supports()
+ * has already accepted the problem (dtype, arch, alignment; this kernel's shared memory
+ * is the m2k128tj / m2k64 row's minus the block list's). Returns the setting, 0 if off. */
 int pa_cuda_ampere_pipe_wanted(const pa_problem *p) {
-  static const int on = [] {
-    const char *env = getenv("POLYATTN_CUDA_AMPERE_PIPE");
-    return env && *env && strcmp(env, "0") != 0;
-  }();
+  if (!PA_CUDA_AMPERE_PIPE_BUILD || p->sparsity != POLYATTN_SPARSITY_NONE) return 0;
+  const char *env = getenv("POLYATTN_CUDA_AMPERE_PIPE");
+  const int on = env && *env ? atoi(env) : 0;
   const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
-  return PA_CUDA_TUNING_VARIANTS && on && p->sparsity == POLYATTN_SPARSITY_NONE && d > 96 &&
-         d <= 128;
+  return ((on == 1 || on == 3) && ((d > 32 && d <= 64) || (d > 96 && d <= 128))) ||
+                 (on == 5 && d > 32 && d <= 64)
+             ? on
+             : 0;
 }
 
 cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, cudaStream_t stream) {
-#if PA_CUDA_TUNING_VARIANTS
-  if (p->dtype == POLYATTN_DTYPE_BF16) return pa_pipe_launch<__nv_bfloat16>(p, stream);
-  return pa_pipe_launch<__half>(p, stream);
+#if PA_CUDA_AMPERE_PIPE_BUILD
+  const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
+  const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
+  if (d <= 64) {
+    const int on = pa_cuda_ampere_pipe_wanted(p); /* 1, 3 or 5 */
+    if (on == 3)
+      return bf16 ? pa_pipe_launch<__nv_bfloat16, 64, 1>(p, stream)
+                  : pa_pipe_launch<__half, 64, 1>(p, stream);
+    if (on == 5)
+      return bf16 ? pa_pipe_launch<__nv_bfloat16, 64, 3>(p, stream)
+                  : pa_pipe_launch<__half, 64, 3>(p, stream);
+    return bf16 ? pa_pipe_launch<__nv_bfloat16, 64, 0>(p, stream)
+                : pa_pipe_launch<__half, 64, 0>(p, stream);
+  }
+  return bf16 ? pa_pipe_launch<__nv_bfloat16, 128, 0>(p, stream)
+              : pa_pipe_launch<__half, 128, 0>(p, stream);
 #else
   (void)p;
   (void)stream;

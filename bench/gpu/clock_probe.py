@@ -805,6 +805,23 @@ for _n, _dt, _s, _c in (("kh256s2k", "bf16", 2048, False), ("kh256s8k", "bf16", 
     CASES[_n] = (_dt, 256, _s, _c, ["pa", "pa:ks@%s=pingpong-rel-os-km-pn-ks" % _V, "cudnn"])
 
 
+# forty-sixth session (issue 3; bench/gpu/s46.sh): the Ampere kernel's two-halves schedule
+# (fwd_ampere_pipe.cu, POLYATTN_CUDA_AMPERE_PIPE: 1; 3 with tree maxima and one ldmatrix
+# offset; 5: 3 with the halves rotated across tiles on three stages) beside the default row
+# and SDPA flash; only in a module whose fwd_ampere_pipe.cu is compiled (a tuning build, or
+# PA_CUDA_AMPERE_PIPE_BUILD=1), else the names run the default row
+_APP = "pa:pp%d@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_PIPE=%d"
+for _n, _dt, _d, _s, _c in (("ap64s2k", "bf16", 64, 2048, False),
+                            ("ap64s8k", "bf16", 64, 8192, False),
+                            ("ap64s16k", "bf16", 64, 16384, False),
+                            ("ap64c8k", "bf16", 64, 8192, True),
+                            ("ap64h8k", "fp16", 64, 8192, False),
+                            ("ap128s8k", "bf16", 128, 8192, False)):
+    CASES[_n] = (_dt, _d, _s, _c,
+                 [_AMP, _APP % (1, 1)] + ([_APP % (3, 3)] if _d == 64 else []) +
+                 ([_APP % (5, 5)] if _n in ("ap64s8k", "ap64s16k") else []) + ["flash"])
+
+
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
     time.monotonic() stamps: NVML through pynvml when it imports, else nvidia-smi."""
