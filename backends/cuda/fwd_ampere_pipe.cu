@@ -84,8 +84,8 @@ struct pa_pipe_cfg {
   static_assert(min_blocks * smem_bytes <= 227 * 1024, "two blocks per SM on sm_90");
 };
 
-/* PV: bit 1 = the row maxima as balanced trees and one ldmatrix offset per operand and
- * lane (TREE, ONE: hd64's default row's choices); bit 2 = ROT, the halves rotated across
+/* PV & 1: the row maxima as balanced trees and one ldmatrix offset per operand and lane
+ * (TREE, ONE: hd64's default row's choices); PV & 2: ROT, the halves rotated across
  * tiles on a three-stage ring, so that every softmax runs beside products:
  *   qk(S1 of n) || softmax(S0 of n);  pv(P0 of n), qk(S0 of n + 1) || softmax(S1 of n);
  *   pv(P1 of n), then the next tile's first step (its barrier in the middle of tile n,
@@ -241,7 +241,8 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D, PV>::threads, pa_pipe_cfg<D, PV
                          c.i0 + wrow + 16 * mt + (lane >> 2), t);
   };
   if constexpr (ROT) {
-    /* ROT: tile n in stage (n - n_lo) % 3; the loads run two tiles ahead */
+    /* ROT: tile n in stage (n - n_lo) % 3; tile n + 2's load is issued in the middle of
+     * tile n, once every warp is past tile n - 1 */
     if (n + 1 < n_hi) load_kv(n + 1, 1);
     pa_cp_async_commit();
     float s0[MT][HT][4], s1[MT][HT][4];
@@ -412,8 +413,8 @@ cudaError_t pa_pipe_launch(const pa_problem *p, cudaStream_t stream) {
 } /* namespace */
 #endif
 
-/* POLYATTN_CUDA_AMPERE_PIPE=1 or 3 (read at each call), a dense problem, and the
- * head-dim bucket 64 (max(D, Dv) in 33..64) or 128 (97..128). pa_cuda_ampere_supports()
+/* POLYATTN_CUDA_AMPERE_PIPE=1 or 3 (5: bucket 64 only; read at each call), a dense
+ * problem, and the head-dim bucket 64 (max(D, Dv) in 33..64) or 128 (97..128). pa_cuda_ampere_supports()
  * has already accepted the problem (dtype, arch, alignment; this kernel's shared memory
  * is the m2k128tj / m2k64 row's minus the block list's). Returns the setting, 0 if off. */
 int pa_cuda_ampere_pipe_wanted(const pa_problem *p) {
