@@ -809,17 +809,18 @@ for _n, _dt, _s, _c in (("kh256s2k", "bf16", 2048, False), ("kh256s8k", "bf16", 
 # (fwd_ampere_pipe.cu, POLYATTN_CUDA_AMPERE_PIPE: 1; 3 with tree maxima and one ldmatrix
 # offset; 5: 3 with the halves rotated across tiles on three stages) beside the default row
 # and SDPA flash; only in a module whose fwd_ampere_pipe.cu is compiled (a tuning build, or
-# PA_CUDA_AMPERE_PIPE_BUILD=1), else the names run the default row
+# PA_CUDA_AMPERE_PIPE_BUILD=1), else the names run the default row. s46.sh ran them as
+# ap* cases, which redefined the thirty-ninth session's ap* cases above; renamed hp* since
 _APP = "pa:pp%d@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_PIPE=%d"
-for _n, _dt, _d, _s, _c in (("ap64s2k", "bf16", 64, 2048, False),
-                            ("ap64s8k", "bf16", 64, 8192, False),
-                            ("ap64s16k", "bf16", 64, 16384, False),
-                            ("ap64c8k", "bf16", 64, 8192, True),
-                            ("ap64h8k", "fp16", 64, 8192, False),
-                            ("ap128s8k", "bf16", 128, 8192, False)):
+for _n, _dt, _d, _s, _c in (("hp64s2k", "bf16", 64, 2048, False),
+                            ("hp64s8k", "bf16", 64, 8192, False),
+                            ("hp64s16k", "bf16", 64, 16384, False),
+                            ("hp64c8k", "bf16", 64, 8192, True),
+                            ("hp64h8k", "fp16", 64, 8192, False),
+                            ("hp128s8k", "bf16", 128, 8192, False)):
     CASES[_n] = (_dt, _d, _s, _c,
                  [_AMP, _APP % (1, 1)] + ([_APP % (3, 3)] if _d == 64 else []) +
-                 ([_APP % (5, 5)] if _n in ("ap64s8k", "ap64s16k") else []) + ["flash"])
+                 ([_APP % (5, 5)] if _n in ("hp64s8k", "hp64s16k") else []) + ["flash"])
 
 
 class Sampler:

@@ -8,8 +8,8 @@
 #  2. in parallel: the forward sweep forced onto each setting (POLYATTN_CUDA_KERNEL=ampere;
 #     the hd64 and hd128 dense cases run the pipe kernel, the others the Ampere rows), and
 #     memcheck / racecheck on five hd64 cases with settings 3 and 5;
-#  3. clock_probe's ap* cases (two rounds, sustained): the Ampere default row beside the
-#     pipe kernel's settings and SDPA flash.
+#  3. clock_probe's hp* cases (two rounds, sustained; named ap* when it ran, renamed since):
+#     the Ampere default row beside the pipe kernel's settings and SDPA flash.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s46.sh   (~5 min)
 # Run in the forty-sixth session on an H100 (267 s; bench/results/2026-12-07s46-pipe/).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -32,6 +32,6 @@ done
 step_wait
 unset POLYATTN_TEST_BACKENDS
 pa_check_summary
-pa_probe "${PROBE_CASES:-ap64s8k,ap64s2k,ap64s16k,ap64c8k,ap64h8k,ap128s8k}" 2 300
+pa_probe "${PROBE_CASES:-hp64s8k,hp64s2k,hp64s16k,hp64c8k,hp64h8k,hp128s8k}" 2 300
 pa_gpu_pack_keep probe.log
 pa_gpu_finish
