@@ -35,7 +35,7 @@
  *
  * Measured 6-8% slower than m2k64 on the H200 (docs/decisions.md 73), and in the
  * forty-sixth session on an H100 beside the default rows (sustained, decision 137): hd64
- * 16% slower (settings 1 and 3; 5: 27%), hd128 24%; so it is a tuning aid: compiled only
+ * 14-16% slower (settings 1 and 3; 5: 27%), hd128 24%; so it is a tuning aid: compiled only
  * with the CMake option POLYATTN_CUDA_TUNING_VARIANTS (or -DPA_CUDA_AMPERE_PIPE_BUILD=1
  * on this file, as bench/gpu/s46.sh's module was built), like the other non-default rows
  * of ampere_tune.cuh; without it the variable is ignored. */
