@@ -46,7 +46,26 @@ import polyattn  # noqa: E402
 # or "fp8[:label]@..." / "fp8lse[:label]@..." (the FP8 forward, POLYATTN_CUDA_FP8=1, without /
 # with an LSE output, on the inputs rounded to
 # e4m3 with per-tensor descales; output bf16)
-CASES = {
+
+
+class _Cases(dict):
+    """The cases by name; a name defined again keeps the last definition (as a dict
+    would) and is remembered in `redefined`, so that a run of it says so: ten names were
+    reused over the sessions (fc16k, t8k, t16k, fk128s2k, ks128s512, ks128s4k, ks128s8k,
+    ks64s512, ks64s8k, ks128c16k), and a script written before the second definition
+    ran the first."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.redefined = set()
+
+    def __setitem__(self, name, case):
+        if name in self:
+            self.redefined.add(name)
+        super().__setitem__(name, case)
+
+
+CASES = _Cases({
     "d128": ("bf16", 128, 8192, False,
              ["pa", "pa:k176@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-k176", "cudnn", "flash",
               "pa:ampere@POLYATTN_CUDA_KERNEL=ampere", "fp8"]),
@@ -73,7 +92,7 @@ CASES = {
                ["pa", "pa:wg3-lo@POLYATTN_CUDA_HOPPER_VARIANT=serial-s3-rel-wg3-lo", "cudnn"]),
     "r2fp8": ("bf16", 128, 8192, False,
               ["fp8", "fp8:r@POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t-r", "cudnn"]),
-}
+})
 # R3: the new hd128 default (176-key tiles, O through shared memory, plain problems on
 # the grid kernel) against the previous one, and the FP8 hd128 default without LSE (row
 # sums by the tensor cores) against the previous one, at the other lengths
@@ -1015,6 +1034,9 @@ def main():
 
         for cname in a.cases.split(","):
             dt, D, S, causal, who = CASES[cname]
+            if cname in CASES.redefined:
+                print("%-9s note: defined more than once in this file; the last definition "
+                      "runs" % cname)
             if a.tokens % S or a.hidden % D:
                 print("%-9s skipped: tokens %d / S %d or hidden %d / D %d not whole" %
                       (cname, a.tokens, S, a.hidden, D))
