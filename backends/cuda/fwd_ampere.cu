@@ -292,8 +292,9 @@ cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *de
                                    void *workspace, cudaStream_t stream) {
   (void)dev;
   if (p->seqlen_q <= 0 || p->batch <= 0 || p->heads_q <= 0) return cudaSuccess;
-#if PA_HAS_MMA_SYNC /* fwd_ampere_pipe.cu: an experimental hd128 schedule (CUDA builds only) */
-  if (pa_cuda_ampere_pipe_wanted(p)) return pa_cuda_ampere_pipe_forward(p, stream);
+#if PA_HAS_MMA_SYNC /* fwd_ampere_pipe.cu: an experimental schedule (CUDA builds only) */
+  if (const int on = pa_cuda_ampere_pipe_wanted(p))
+    return pa_cuda_ampere_pipe_forward(p, on, stream);
 #endif
   if (p->dtype == POLYATTN_DTYPE_BF16) return pa_launch_bucket<__nv_bfloat16>(p, workspace, stream);
   return pa_launch_bucket<__half>(p, workspace, stream);

@@ -41,7 +41,6 @@
  * of ampere_tune.cuh; without it the variable is ignored. */
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <atomic>
 
@@ -234,10 +233,16 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D, PV>::threads, pa_pipe_cfg<D, PV
       }
   };
 
-  auto mask_half = [&](float (&s)[MT][HT][4], int k0, int key0, bool range) {
+  /* whether key tile m needs its masks tested per element (else only `general` masks) */
+  auto tile_range = [&](int m) {
+    const int k0 = m * BK;
+    return !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+  };
+  /* scores and masks of the half whose first key is key0 */
+  auto mask_half = [&](float (&s)[MT][HT][4], int key0, bool range) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
-      pa_frag_scores<HT>(s[mt], p, c, general, slope, range, false, k0 + key0,
+      pa_frag_scores<HT>(s[mt], p, c, general, slope, range, false, key0,
                          c.i0 + wrow + 16 * mt + (lane >> 2), t);
   };
   if constexpr (ROT) {
@@ -253,14 +258,13 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D, PV>::threads, pa_pipe_cfg<D, PV
     __syncthreads(); /* Q, K[n], V[n] visible */
     bool range = false, masked = false;
     auto tile_flags = [&](int m) {
-      const int k0 = m * BK;
-      range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+      range = tile_range(m);
       masked = range || general;
     };
     if (warp_active && n < n_hi) {
       tile_flags(n);
       qk(s0, s_kv, 0);
-      if (masked) mask_half(s0, n * BK, 0, range);
+      if (masked) mask_half(s0, n * BK, range);
     }
     for (; n < n_hi; ++n) {
       const uint32_t s_k = s_kv + st * cfg::stage_bytes;
@@ -271,7 +275,7 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D, PV>::threads, pa_pipe_cfg<D, PV
       if (warp_active) {
         qk(s1, s_k, cfg::half); /* || */
         soft(s0, p0, a0);
-        if (masked_n) mask_half(s1, n * BK, cfg::half, range_n);
+        if (masked_n) mask_half(s1, n * BK + cfg::half, range_n);
         rescale_o(a0);
         pv(p0, s_v, 0);
       }
@@ -288,52 +292,43 @@ __global__ void __launch_bounds__(pa_pipe_cfg<D, PV>::threads, pa_pipe_cfg<D, PV
       if (warp_active) {
         soft(s1, p1, a1);
         /* tile n + 1's first half masked once S1 is packed (fewer registers live) */
-        if (next && masked) mask_half(s0, (n + 1) * BK, 0, range);
+        if (next && masked) mask_half(s0, (n + 1) * BK, range);
         rescale_o(a1);
         pv(p1, s_v, cfg::half);
       }
       st = st1;
     }
-  } else
-  for (int it = 0; n < n_hi; ++it) {
-    const int stage = it & 1;
-    pa_cp_async_wait<0>();
-    __syncthreads(); /* K[n], V[n] (and Q) visible; every warp is done with the other stage */
-    if (n + 1 < n_hi) load_kv(n + 1, stage ^ 1);
-    pa_cp_async_commit();
+  } else {
+    for (int it = 0; n < n_hi; ++it) {
+      const int stage = it & 1;
+      pa_cp_async_wait<0>();
+      __syncthreads(); /* K[n], V[n] (and Q) visible; every warp is done with the other stage */
+      if (n + 1 < n_hi) load_kv(n + 1, stage ^ 1);
+      pa_cp_async_commit();
 
-    if (warp_active) {
-      const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
-      const uint32_t s_v = s_k + cfg::kv_tile_bytes;
-      const int k0 = n * BK;
-      const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
-      const bool masked = range || general;
-      float s0[MT][HT][4], s1[MT][HT][4];
-      uint32_t p0[MT][HK][4], p1[MT][HK][4];
-      float a0[MT][2], a1[MT][2];
+      if (warp_active) {
+        const uint32_t s_k = s_kv + stage * cfg::stage_bytes;
+        const uint32_t s_v = s_k + cfg::kv_tile_bytes;
+        const int k0 = n * BK;
+        const bool range = tile_range(n);
+        const bool masked = range || general;
+        float s0[MT][HT][4], s1[MT][HT][4];
+        uint32_t p0[MT][HK][4], p1[MT][HK][4];
+        float a0[MT][2], a1[MT][2];
 
-      qk(s0, s_k, 0);
-      if (masked) {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          pa_frag_scores<HT>(s0[mt], p, c, general, slope, range, false, k0,
-                             c.i0 + wrow + 16 * mt + (lane >> 2), t);
+        qk(s0, s_k, 0);
+        if (masked) mask_half(s0, k0, range);
+        qk(s1, s_k, cfg::half); /* || */
+        soft(s0, p0, a0);
+        if (masked) mask_half(s1, k0 + cfg::half, range);
+        rescale_o(a0);
+        pv(p0, s_v, 0); /* || */
+        soft(s1, p1, a1);
+        rescale_o(a1);
+        pv(p1, s_v, cfg::half);
       }
-      qk(s1, s_k, cfg::half); /* || */
-      soft(s0, p0, a0);
-      if (masked) {
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt)
-          pa_frag_scores<HT>(s1[mt], p, c, general, slope, range, false, k0 + cfg::half,
-                             c.i0 + wrow + 16 * mt + (lane >> 2), t);
-      }
-      rescale_o(a0);
-      pv(p0, s_v, 0); /* || */
-      soft(s1, p1, a1);
-      rescale_o(a1);
-      pv(p1, s_v, cfg::half);
+      ++n;
     }
-    ++n;
   }
   pa_cp_async_wait<0>();
 
@@ -428,12 +423,12 @@ int pa_cuda_ampere_pipe_wanted(const pa_problem *p) {
              : 0;
 }
 
-cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, cudaStream_t stream) {
+/* `on`: pa_cuda_ampere_pipe_wanted()'s setting (1, 3 or 5) */
+cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, int on, cudaStream_t stream) {
 #if PA_CUDA_AMPERE_PIPE_BUILD
   const int d = p->head_dim > p->head_dim_v ? p->head_dim : p->head_dim_v;
   const bool bf16 = p->dtype == POLYATTN_DTYPE_BF16;
   if (d <= 64) {
-    const int on = pa_cuda_ampere_pipe_wanted(p); /* 1, 3 or 5 */
     if (on == 3)
       return bf16 ? pa_pipe_launch<__nv_bfloat16, 64, 1>(p, stream)
                   : pa_pipe_launch<__half, 64, 1>(p, stream);
@@ -447,6 +442,7 @@ cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, cudaStream_t stream
               : pa_pipe_launch<__half, 128, 0>(p, stream);
 #else
   (void)p;
+  (void)on;
   (void)stream;
   return cudaErrorNotSupported; /* never called: pa_cuda_ampere_pipe_wanted() is 0 */
 #endif

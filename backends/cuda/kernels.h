@@ -46,10 +46,11 @@ size_t pa_cuda_ampere_workspace(const pa_problem *p, const pa_cuda_device *dev);
 cudaError_t pa_cuda_ampere_forward(const pa_problem *p, const pa_cuda_device *dev,
                                    void *workspace, cudaStream_t stream);
 /* fwd_ampere_pipe.cu: an experimental schedule of the Ampere kernel for head-dim
- * bucket 128, dense problems, chosen by POLYATTN_CUDA_AMPERE_PIPE=1 inside
- * pa_cuda_ampere_forward (supports and workspace are the Ampere kernel's). */
+ * buckets 64 and 128, dense problems, chosen by POLYATTN_CUDA_AMPERE_PIPE (1, 3, 5; the
+ * setting wanted() returns is forward()'s `on`) inside pa_cuda_ampere_forward (supports and
+ * workspace are the Ampere kernel's); tuning builds only. */
 int pa_cuda_ampere_pipe_wanted(const pa_problem *p);
-cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, cudaStream_t stream);
+cudaError_t pa_cuda_ampere_pipe_forward(const pa_problem *p, int on, cudaStream_t stream);
 
 /* fwd_decode.cu (+ decode_mma.cuh): decode-shaped problems (Sq <= 16, (Hq/Hkv) x Sq
  * <= 64), split over the keys; the workspace holds the splits' partial O, max and sum

@@ -50,10 +50,9 @@ import polyattn  # noqa: E402
 
 class _Cases(dict):
     """The cases by name; a name defined again keeps the last definition (as a dict
-    would) and is remembered in `redefined`, so that a run of it says so: ten names were
-    reused over the sessions (fc16k, t8k, t16k, fk128s2k, ks128s512, ks128s4k, ks128s8k,
-    ks64s512, ks64s8k, ks128c16k), and a script written before the second definition
-    ran the first."""
+    would) and is remembered in `redefined`, so that a run of it says so (names were
+    reused over the sessions; a script written before a name's second definition ran
+    the first)."""
 
     def __init__(self, *args):
         super().__init__(*args)

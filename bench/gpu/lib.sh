@@ -85,11 +85,13 @@ pa_gpu_pack_logs() {
 # pa_gpu_pack_keep FILE...: pa_gpu_pack_logs, the named files of $LOG left beside
 # SUMMARY.txt as well (in the archive too).
 pa_gpu_pack_keep() {
-  local f keep=/tmp/pa_gpu_keep
+  local f keep=/tmp/pa_gpu_keep kept=()
   mkdir -p "$keep"
-  for f in "$@"; do cp "$LOG/$f" "$keep/"; done
+  for f in "$@"; do # a file of a step the script skipped is not there
+    [ -f "$LOG/$f" ] && cp "$LOG/$f" "$keep/" && kept+=("$f")
+  done
   pa_gpu_pack_logs
-  for f in "$@"; do cp "$keep/$f" "$LOG/"; done
+  for f in "${kept[@]}"; do cp "$keep/$f" "$LOG/"; done
 }
 
 # pa_ncu_summary REGEX: for each $LOG/ncu-*.log, its name and the lines matching REGEX
