@@ -270,12 +270,19 @@ struct pa_fp8_cfg {
  *               16-bit kernel's PA_HV_PLAIN, decision 128): run only for problems
  *               pa_hopper_plain accepts (pa_fp8_variant drops the bit for the others);
  *               hd64's defaults' (with LSE and without) since decision 131.
+ *   PA_FP8_XTURN the exponentials take turns too: a consumer waits on named barrier
+ *               EXP0 + cw before its step 3 and lets the next go after it (a ring of the
+ *               active consumers), so no two consumers' exponentials share the
+ *               special-function unit. A tuning aid (decision 138): the guess was that
+ *               the softmaxes, longer than a consumer's products, overlap and halve
+ *               each other's exponential rate; with the turns the iteration was no
+ *               shorter (hd128 level without LSE, -6% with it; hd64 -15%).
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 #define PA_FP8_KEEP_LOG2 0.75f
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
        PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024,
-       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096, PA_FP8_PLAIN = 8192 };
+       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096, PA_FP8_PLAIN = 8192, PA_FP8_XTURN = 16384 };
 /* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
  * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
  * hd128 x 64, two stages; elsewhere it runs with two). */
@@ -298,7 +305,8 @@ enum {
   PA_FP8_MBAR_VT_EMPTY = PA_FP8_MBAR_K_EMPTY + PA_FP8_MAX_STAGES, /* V^T read (8 consumer warps) */
   PA_FP8_MBARS = PA_FP8_MBAR_VT_EMPTY + PA_FP8_MAX_STAGES,
   PA_FP8_BAR_PRODUCER = 1, /* named barrier of the producer's 128 threads */
-  PA_FP8_BAR_TURN0 = 2     /* pingpong: consumer cw's turn is named barrier TURN0 + cw */
+  PA_FP8_BAR_TURN0 = 2,    /* pingpong: consumer cw's turn is named barrier TURN0 + cw */
+  PA_FP8_BAR_EXP0 = 4      /* XTURN: consumer cw's turn at the exponentials, EXP0 + cw (4-6) */
 };
 
 struct pa_fp8_args {
@@ -409,6 +417,9 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
                 "ROWSUM's exponentials are the float32 ones");
   static_assert(!(V & PA_FP8_KEEPM) || !(V & (PA_FP8_F16 | PA_FP8_E16)),
                 "the kept maximum's exponentials are the float32 ones");
+  static_assert(!(V & PA_FP8_XTURN) ||
+                    ((V & PA_FP8_SCHED) != PA_FP8_SERIAL && !(V & (PA_FP8_KEEPM | PA_FP8_F16))),
+                "the exponentials' turns: pipe or pingpong, step 3 apart from the maxima");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
@@ -421,6 +432,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     ROWSUM = (V & PA_FP8_ROWSUM) != 0,
     KEEPM = (V & PA_FP8_KEEPM) != 0,
     PLAIN = (V & PA_FP8_PLAIN) != 0,
+    XTURN = (V & PA_FP8_XTURN) != 0,
     VT_ROWS = cfg::vt_rows,
     OT = D / 8 + ROWSUM, /* 8-column chunks of the O accumulator (ROWSUM: + l's) */
     BQ = cfg::block_q,
@@ -593,8 +605,15 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
     /* ROWSUM: step 3's exponentials only, l is P.V^T's ones column (set in step 4) */
     if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
+    /* XTURN: the active consumers in a ring; the last opens with an arrive (consumer 0
+     * goes first) and skips its last arrive, as the issue turns do (all walk the same
+     * tiles) */
+    const bool xturn = XTURN && active > 1;
+    if (xturn) pa_named_sync(PA_FP8_BAR_EXP0 + cw, 256);
     if (!FUSED)
       pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
+    if (xturn && !(cw == active - 1 && n + 1 == n_hi))
+      pa_named_arrive(PA_FP8_BAR_EXP0 + (cw + 1) % active, 256);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
     if (KEEPM) {
@@ -702,6 +721,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       if (PINGPONG && !(last && cw == 1)) pa_named_arrive(PA_FP8_BAR_TURN0 + (1 - cw), 256);
     };
     if (PINGPONG && cw == 1) pa_named_arrive(PA_FP8_BAR_TURN0, 256);
+    if (XTURN && active > 1 && cw == active - 1) pa_named_arrive(PA_FP8_BAR_EXP0, 256);
     PA_FP8_STAMP(1 + cw, 0, 8);
     pa_mbar_wait(bar(PA_FP8_MBAR_K_FULL), 0);
     PA_FP8_STAMP(1 + cw, 0, 9);
@@ -889,7 +909,11 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pingpong-gs-k192-t-pn", PA_FP8_DEFAULT_D128 | PA_FP8_PLAIN, 0) \
   X("pingpong-gs-k192-t-r-pn", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 0) \
   X("pipe-gs-t-wg3-pn", PA_FP8_DEFAULT_D64 | PA_FP8_PLAIN, 1) \
-  X("pipe-gs-t-wg3-r-pn", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 1)
+  X("pipe-gs-t-wg3-r-pn", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN, 1) \
+  X("pingpong-gs-k192-t-x", PA_FP8_DEFAULT_D128 | PA_FP8_XTURN, 0) \
+  X("pingpong-gs-k192-t-r-x", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_XTURN, 0) \
+  X("pipe-gs-t-wg3-r-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_XTURN, 0) \
+  X("pipe-gs-t-wg3-r-pn-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN, 0)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum
@@ -911,7 +935,7 @@ enum {
  * both; in the builds CI ships only hd64's "pipe-gs-t-wg3-pn" and "pipe-gs-t-wg3-r-pn",
  * decision 131). */
 constexpr bool pa_fp8_compiled_at(int d, int v) {
-  return !(v & PA_FP8_PLAIN) || (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN)) ==
+  return !(v & PA_FP8_PLAIN) || (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN)) ==
                                     (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);
 }
 

@@ -840,6 +840,21 @@ for _n, _dt, _d, _s, _c in (("hp64s2k", "bf16", 64, 2048, False),
                  [_AMP, _APP % (1, 1)] + ([_APP % (3, 3)] if _d == 64 else []) +
                  ([_APP % (5, 5)] if _n in ("hp64s8k", "hp64s16k") else []) + ["flash"])
 
+# forty-seventh session (issue 9; bench/gpu/s47.sh): the FP8 kernel with the
+# exponentials taking turns too ("-x", PA_FP8_XTURN): without LSE the default ("fp8", the
+# "-r" form) beside "pingpong-gs-k192-t-r-x"; with LSE ("fp8lse") the default beside
+# "pingpong-gs-k192-t-x"; cuDNN bf16 for scale
+_FX = "POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t"
+for _n, _s, _c in (("xt128s2k", 2048, False), ("xt128s8k", 8192, False),
+                   ("xt128s16k", 16384, False), ("xt128c8k", 8192, True)):
+    CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:x@%s-r-x" % _FX, "cudnn"])
+CASES["xl128s8k"] = ("bf16", 128, 8192, False, ["fp8lse", "fp8lse:x@%s-x" % _FX])
+# and hd64's three consumers in a ring: the default without LSE ("pipe-gs-t-wg3-r-pn" on
+# plain problems) beside "pipe-gs-t-wg3-r-pn-x"
+for _n, _s, _c in (("xt64s8k", 8192, False), ("xt64c8k", 8192, True)):
+    CASES[_n] = ("bf16", 64, _s, _c,
+                 ["fp8", "fp8:x@POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3-r-pn-x", "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
