@@ -277,12 +277,20 @@ struct pa_fp8_cfg {
  *               the softmaxes, longer than a consumer's products, overlap and halve
  *               each other's exponential rate; with the turns the iteration was no
  *               shorter (hd128 level without LSE, -6% with it; hd64 -15%).
+ *   PA_FP8_P2   P packed into a second register set (the pipelined loop unrolled by two):
+ *               P of tile n is packed while P.V of tile n - 1 still reads the other set,
+ *               and the wait for that P.V comes after the pack, so ptxas no longer puts
+ *               it above the exponentials. A tuning aid (decision 139): hd128 without
+ *               LSE +0.8% at S8192, +1.3% at S16384, level causal 8192, -0.5% at S2048
+ *               (20 bytes of spills); with LSE (216 registers) it spills 216 bytes and
+ *               ptxas serialises the wgmma.
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 #define PA_FP8_KEEP_LOG2 0.75f
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
        PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024,
-       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096, PA_FP8_PLAIN = 8192, PA_FP8_XTURN = 16384 };
+       PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096, PA_FP8_PLAIN = 8192, PA_FP8_XTURN = 16384,
+       PA_FP8_P2 = 32768 };
 /* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
  * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
  * hd128 x 64, two stages; elsewhere it runs with two). */
@@ -433,6 +441,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     KEEPM = (V & PA_FP8_KEEPM) != 0,
     PLAIN = (V & PA_FP8_PLAIN) != 0,
     XTURN = (V & PA_FP8_XTURN) != 0,
+    P2 = (V & PA_FP8_P2) != 0,
     VT_ROWS = cfg::vt_rows,
     OT = D / 8 + ROWSUM, /* 8-column chunks of the O accumulator (ROWSUM: + l's) */
     BQ = cfg::block_q,
@@ -735,7 +744,11 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     softmax(sacc, n_lo, alpha);
     pack_p(sacc, pf);
     PA_FP8_STAMP(1 + cw, 0, 11);
-    for (int it = 1; it < tiles; ++it) {
+    /* P2: P of tile it packed into its own register set (pcur) while P.V of tile it - 1
+     * still reads the other (pprev), then the wait for that P.V; the loop unrolled by two
+     * so that both sets stay registers. Without P2 both are pf. */
+    uint32_t pf2[P2 ? PV_STEPS : 1][4];
+    auto step = [&](int it, uint32_t(&pcur)[PV_STEPS][4], uint32_t(&pprev)[PV_STEPS][4]) {
       const int s = it % STAGES, ph = (it / STAGES) & 1;
       const int sp = (it - 1) % STAGES, php = ((it - 1) / STAGES) & 1;
       PA_FP8_STAMP(1 + cw, it, 0);
@@ -746,7 +759,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       PA_FP8_STAMP(1 + cw, it, 2);
       issue_qk(sacc, s);
       rescale_o(alpha); /* no P.V in flight: the last one was waited for */
-      issue_pv(pf, sp);
+      issue_pv(pprev, sp);
       your_turn(false);
       PA_FP8_STAMP(1 + cw, it, 3);
       pa_wgmma_wait<1>(); /* S landed; P.V of tile it - 1 may still run */
@@ -756,19 +769,36 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       softmax(sacc, n_lo + it, alpha);
       PA_FP8_STAMP(1 + cw, it, 5);
       /* (packing the next P into a second register set before this wait measured 11%
-       * slower on the H200: R2, pipe 643 against R1's 727 TFLOP/s at hd128) */
+       * slower on the H200 at 128-key tiles: R2, pipe 643 against R1's 727 TFLOP/s at
+       * hd128; P2 at 192-key tiles, decision 139) */
+      if (P2) pack_p(sacc, pcur);
       pa_wgmma_wait<0>();
       pa_wgmma_fence_regs(o);
       PA_FP8_STAMP(1 + cw, it, 6);
       warp_arrive(PA_FP8_MBAR_VT_EMPTY + sp);
-      pack_p(sacc, pf);
+      if (!P2) pack_p(sacc, pcur);
       PA_FP8_STAMP(1 + cw, it, 7);
+    };
+    if constexpr (P2) { /* tile t's P in pf if t is even, in pf2 if odd */
+      int it = 1;
+      for (; it + 1 < tiles; it += 2) {
+        step(it, pf2, pf);
+        step(it + 1, pf, pf2);
+      }
+      if (it < tiles) step(it, pf2, pf);
+    } else {
+      for (int it = 1; it < tiles; ++it) step(it, pf, pf);
     }
     const int sl = (tiles - 1) % STAGES, phl = ((tiles - 1) / STAGES) & 1;
     pa_mbar_wait(bar(PA_FP8_MBAR_VT_FULL + sl), phl);
     my_turn();
     rescale_o(alpha);
-    issue_pv(pf, sl);
+    if constexpr (P2) {
+      if ((tiles - 1) % 2) issue_pv(pf2, sl);
+      else issue_pv(pf, sl);
+    } else {
+      issue_pv(pf, sl);
+    }
     your_turn(true);
     pa_wgmma_wait<0>();
     pa_wgmma_fence_regs(o);
@@ -913,7 +943,9 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pingpong-gs-k192-t-x", PA_FP8_DEFAULT_D128 | PA_FP8_XTURN, 0) \
   X("pingpong-gs-k192-t-r-x", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_XTURN, 0) \
   X("pipe-gs-t-wg3-r-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_XTURN, 0) \
-  X("pipe-gs-t-wg3-r-pn-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN, 0)
+  X("pipe-gs-t-wg3-r-pn-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN, 0) \
+  X("pingpong-gs-k192-t-p2", PA_FP8_DEFAULT_D128 | PA_FP8_P2, 0) \
+  X("pingpong-gs-k192-t-r-p2", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_P2, 0)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum

@@ -855,6 +855,12 @@ for _n, _s, _c in (("xt64s8k", 8192, False), ("xt64c8k", 8192, True)):
     CASES[_n] = ("bf16", 64, _s, _c,
                  ["fp8", "fp8:x@POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3-r-pn-x", "cudnn"])
 
+# and hd128's default without LSE with P packed into a second register set before the P.V
+# wait ("-r-p2", PA_FP8_P2), beside the default ("fp8", the "-r" form) and cuDNN
+for _n, _s, _c in (("p2128s2k", 2048, False), ("p2128s8k", 8192, False),
+                   ("p2128s16k", 16384, False), ("p2128c8k", 8192, True)):
+    CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:p2@%s-r-p2" % _FX, "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
