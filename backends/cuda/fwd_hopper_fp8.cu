@@ -963,9 +963,9 @@ enum {
   PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3
 };
 
-/* PLAIN forms are compiled only at their defaults' head dims (the others, as before, at
- * both; in the builds CI ships only hd64's "pipe-gs-t-wg3-pn" and "pipe-gs-t-wg3-r-pn",
- * decision 131). */
+/* PLAIN forms are compiled only at their defaults' head dims, with or without XTURN (the
+ * others, as before, at both; in the builds CI ships only hd64's "pipe-gs-t-wg3-pn" and
+ * "pipe-gs-t-wg3-r-pn", decision 131). */
 constexpr bool pa_fp8_compiled_at(int d, int v) {
   return !(v & PA_FP8_PLAIN) || (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN)) ==
                                     (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);

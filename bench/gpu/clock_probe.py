@@ -856,9 +856,12 @@ for _n, _s, _c in (("xt64s8k", 8192, False), ("xt64c8k", 8192, True)):
                  ["fp8", "fp8:x@POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3-r-pn-x", "cudnn"])
 
 # and hd128's default without LSE with P packed into a second register set before the P.V
-# wait ("-r-p2", PA_FP8_P2), beside the default ("fp8", the "-r" form) and cuDNN
-for _n, _s, _c in (("p2128s2k", 2048, False), ("p2128s8k", 8192, False),
-                   ("p2128s16k", 16384, False), ("p2128c8k", 8192, True)):
+# wait ("-r-p2", PA_FP8_P2), beside the default ("fp8", the "-r" form) and cuDNN (s47_p2.sh
+# ran p2128s2k, s8k, s16k and c8k; p2128s4k and p2128c16k were added for a second run that no
+# device came for)
+for _n, _s, _c in (("p2128s2k", 2048, False), ("p2128s4k", 4096, False),
+                   ("p2128s8k", 8192, False), ("p2128s16k", 16384, False),
+                   ("p2128c8k", 8192, True), ("p2128c16k", 16384, True)):
     CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:p2@%s-r-p2" % _FX, "cudnn"])
 
 
