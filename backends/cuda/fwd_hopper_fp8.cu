@@ -428,6 +428,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   static_assert(!(V & PA_FP8_XTURN) ||
                     ((V & PA_FP8_SCHED) != PA_FP8_SERIAL && !(V & (PA_FP8_KEEPM | PA_FP8_F16))),
                 "the exponentials' turns: pipe or pingpong, step 3 apart from the maxima");
+  static_assert(!(V & PA_FP8_P2) || (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
+                "a second P register set serves the pipelined loop only");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,

@@ -161,6 +161,22 @@ pa_fp8_checks() {
   done
 }
 
+# pa_fp8_sanitize NAME VARIANT CASES: in the background, compute-sanitizer memcheck,
+# racecheck and synccheck on test_fp8's oracle cases CASES with the FP8 kernel forced onto
+# VARIANT (POLYATTN_CUDA_FP8_VARIANT; steps TOOL-NAME, 200 s each). step_wait ends them and
+# pa_check_summary reports them. (The forty-seventh session's s47.sh and s47_p2.sh ran
+# these commands written out; gathered here after those runs.)
+pa_fp8_sanitize() {
+  local name=$1 variant=$2 cases=$3 cs tool
+  cs=$(command -v compute-sanitizer ||
+    ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  for tool in memcheck racecheck synccheck; do
+    step_bg "$tool-$name" 200 env POLYATTN_CUDA_FP8_VARIANT="$variant" \
+      POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_fp8 --verbose --jobs 1 \
+      --filter 'fp8/oracle*'
+  done
+}
+
 # pa_cuda_suites: the forward suite, test_cuda and the backward suite on the CUDA
 # backend (steps sweep-default, test-cuda, backward), their synthesis lines to $SUMMARY.
 pa_cuda_suites() {

@@ -24,7 +24,8 @@
 # substring (d128_softcap_s256 also runs on the "-r" form, whose LSE is decision 108's),
 # and d128_sq17_sk1000_window asks for no LSE, so the default runs it with ROWSUM and the
 # forced "-x" form without: those two lines differ for that reason; every case that ran
-# the same arithmetic matched to the last digit.
+# the same arithmetic matched to the last digit. (Its sanitizer steps and summaries were
+# written out when it ran; lib.sh's pa_fp8_sanitize and pa_check_summary run the same since.)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s47 'pa_hopper_fp8_kernelILi(128ELi(16866|18914)|64ELi27489)E' 3 test_fp8 fp8_timeline
 pa_probe "${PROBE_CASES:-xt128s8k,xl128s8k,xt64s8k,xt128c8k,xt128s16k}" 2 300
@@ -36,28 +37,17 @@ for x in "pingpong-gs-k192-t-x:$D128" "pingpong-gs-k192-t-r-x:$D128N" "pipe-gs-t
   step "test-${x%%:*}" 90 env POLYATTN_CUDA_FP8_VARIANT="${x%%:*}" POLYATTN_TEST_CASES="${x#*:}" \
     test_fp8 --verbose --jobs 8
 done
-grep -hE "Synthesis" "$LOG"/test-*.log | tee -a "$SUMMARY"
 oracle() { grep -hE "vs oracle" "$@" | sed -E 's/^\[----\] //' | grep -E "d128|d64_causal_s1000_nolse|d64_varlen_seqused_nolse" | sort; }
 oracle "$LOG/test-default.log" >"$LOG/oracle-default.txt"
 oracle "$LOG"/test-p*.log >"$LOG/oracle-x.txt"
 echo "oracle lines: $(wc -l <"$LOG/oracle-default.txt") by default (d128, d64 no-LSE), $(wc -l <"$LOG/oracle-x.txt") on -x," \
   "$(diff "$LOG/oracle-default.txt" "$LOG/oracle-x.txt" | grep -c '^>') of -x's differ" | tee -a "$SUMMARY"
 diff "$LOG/oracle-default.txt" "$LOG/oracle-x.txt" | head -20 | tee -a "$SUMMARY"
-cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
-for tool in memcheck racecheck synccheck; do
-  step_bg "$tool-x" 200 env POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t-x \
-    POLYATTN_TEST_CASES=d128_b2_gqa_s300_tensor,d128_sq1000_sk113_causal \
-    "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-  step_bg "$tool-rx" 200 env POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t-r-x \
-    POLYATTN_TEST_CASES=d128_b2_gqa_s300_nolse,d128_varlen_causal_gqa_nolse \
-    "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-  step_bg "$tool-64x" 200 env POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3-r-pn-x POLYATTN_TEST_CASES="$D64N" \
-    "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
-done
+pa_fp8_sanitize x pingpong-gs-k192-t-x d128_b2_gqa_s300_tensor,d128_sq1000_sk113_causal
+pa_fp8_sanitize rx pingpong-gs-k192-t-r-x d128_b2_gqa_s300_nolse,d128_varlen_causal_gqa_nolse
+pa_fp8_sanitize 64x pipe-gs-t-wg3-r-pn-x "$D64N"
 step_wait
-for f in "$LOG"/*check-*x.log; do
-  echo "$(basename "$f" .log): $(grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$f" | sort | uniq -c | tr -s ' ' | tr '\n' ';')"
-done | tee -a "$SUMMARY"
+pa_check_summary
 for x in "128 2530" "128 18914" "64 11105" "64 27489"; do
   step "timeline-${x// /-}" 60 fp8_timeline $x
   grep -E "^fp8_timeline|softmax|one iteration|start to end|SM clock" "$LOG/timeline-${x// /-}.log" |
