@@ -172,8 +172,8 @@ pa_fp8_sanitize() {
     ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
   for tool in memcheck racecheck synccheck; do
     step_bg "$tool-$name" 200 env POLYATTN_CUDA_FP8_VARIANT="$variant" \
-      POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_fp8 --verbose --jobs 1 \
-      --filter 'fp8/oracle*'
+      POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+      test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
   done
 }
 

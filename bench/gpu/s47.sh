@@ -30,18 +30,26 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s47 'pa_hopper_fp8_kernelILi(128ELi(16866|18914)|64ELi27489)E' 3 test_fp8 fp8_timeline
 pa_probe "${PROBE_CASES:-xt128s8k,xl128s8k,xt64s8k,xt128c8k,xt128s16k}" 2 300
 step test-default 90 test_fp8 --verbose --jobs 8
-D128=d128_b2_gqa_s300_tensor,d128_causal_sq200_sk333_block,d128_s1024_nodescale,d128_sq17_sk1000_window,d128_softcap_s256,d128_sq1000_sk113_causal,d128_varlen_causal_gqa_block,d128_seqused_k_b2
+D128=d128_b2_gqa_s300_tensor,d128_causal_sq200_sk333_block,d128_s1024_nodescale
+D128=$D128,d128_sq17_sk1000_window,d128_softcap_s256,d128_sq1000_sk113_causal
+D128=$D128,d128_varlen_causal_gqa_block,d128_seqused_k_b2
 D128N=d128_b2_gqa_s300_nolse,d128_varlen_causal_gqa_nolse,d128_softcap_s256_nolse
 D64N=d64_causal_s1000_nolse,d64_varlen_seqused_nolse
-for x in "pingpong-gs-k192-t-x:$D128" "pingpong-gs-k192-t-r-x:$D128N" "pipe-gs-t-wg3-r-pn-x:$D64N"; do
+for x in "pingpong-gs-k192-t-x:$D128" "pingpong-gs-k192-t-r-x:$D128N" \
+  "pipe-gs-t-wg3-r-pn-x:$D64N"; do
   step "test-${x%%:*}" 90 env POLYATTN_CUDA_FP8_VARIANT="${x%%:*}" POLYATTN_TEST_CASES="${x#*:}" \
     test_fp8 --verbose --jobs 8
 done
-oracle() { grep -hE "vs oracle" "$@" | sed -E 's/^\[----\] //' | grep -E "d128|d64_causal_s1000_nolse|d64_varlen_seqused_nolse" | sort; }
+oracle() {
+  grep -hE "vs oracle" "$@" | sed -E 's/^\[----\] //' |
+    grep -E "d128|d64_causal_s1000_nolse|d64_varlen_seqused_nolse" | sort
+}
 oracle "$LOG/test-default.log" >"$LOG/oracle-default.txt"
 oracle "$LOG"/test-p*.log >"$LOG/oracle-x.txt"
-echo "oracle lines: $(wc -l <"$LOG/oracle-default.txt") by default (d128, d64 no-LSE), $(wc -l <"$LOG/oracle-x.txt") on -x," \
-  "$(diff "$LOG/oracle-default.txt" "$LOG/oracle-x.txt" | grep -c '^>') of -x's differ" | tee -a "$SUMMARY"
+echo "oracle lines: $(wc -l <"$LOG/oracle-default.txt") by default (d128, d64 no-LSE)," \
+  "$(wc -l <"$LOG/oracle-x.txt") on -x," \
+  "$(diff "$LOG/oracle-default.txt" "$LOG/oracle-x.txt" | grep -c '^>') of -x's differ" |
+  tee -a "$SUMMARY"
 diff "$LOG/oracle-default.txt" "$LOG/oracle-x.txt" | head -20 | tee -a "$SUMMARY"
 pa_fp8_sanitize x pingpong-gs-k192-t-x d128_b2_gqa_s300_tensor,d128_sq1000_sk113_causal
 pa_fp8_sanitize rx pingpong-gs-k192-t-r-x d128_b2_gqa_s300_nolse,d128_varlen_causal_gqa_nolse
@@ -50,7 +58,8 @@ step_wait
 pa_check_summary
 for x in "128 2530" "128 18914" "64 11105" "64 27489"; do
   step "timeline-${x// /-}" 60 fp8_timeline $x
-  grep -E "^fp8_timeline|softmax|one iteration|start to end|SM clock" "$LOG/timeline-${x// /-}.log" |
+  grep -E "^fp8_timeline|softmax|one iteration|start to end|SM clock" \
+    "$LOG/timeline-${x// /-}.log" |
     sed "s/^/$x: /" | tee -a "$SUMMARY"
 done
 pa_gpu_pack_keep probe.log oracle-default.txt oracle-x.txt

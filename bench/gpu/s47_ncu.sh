@@ -17,7 +17,8 @@ for v in ${VARIANTS:-2530}; do
   # shellcheck disable=SC2086
   step "ncu-details-$v" 120 "$NCU" $K --section SpeedOfLight --section ComputeWorkloadAnalysis \
     --section WarpStateStats --section InstructionStats fp8_timeline0 128 $v
-  grep -E "Throughput|Pipe|Issue|Stall|Warp Cycles|Eligible|Active Warps|Executed Ipc|Duration|SM Frequency" \
+  grep -E -e "Throughput|Pipe|Issue|Stall|Warp Cycles|Eligible|Active Warps|Executed Ipc" \
+    -e "Duration|SM Frequency" \
     "$LOG/ncu-details-$v.log" | sed "s/^/$v: /" | tr -s ' ' | tee -a "$SUMMARY"
   step "ncu-source-$v" 150 sh -c "\"$NCU\" $K --section WarpStateStats --section SourceCounters \
     --page source --csv --print-source sass fp8_timeline0 128 $v > \"$LOG/ncu-src-$v.csv\""

@@ -31,8 +31,9 @@ step test-p2 90 env POLYATTN_CUDA_FP8_VARIANT=pingpong-gs-k192-t-r-p2 \
 oracle() { grep -hE "vs oracle" "$1" | sed -E 's/^\[----\] //' | grep nolse | sort; }
 oracle "$LOG/test-default.log" >"$LOG/oracle-default.txt"
 oracle "$LOG/test-p2.log" >"$LOG/oracle-p2.txt"
-echo "oracle lines: $(wc -l <"$LOG/oracle-default.txt") by default, $(wc -l <"$LOG/oracle-p2.txt")" \
-  "on -r-p2, $(diff "$LOG/oracle-default.txt" "$LOG/oracle-p2.txt" | grep -c '^>') differ" |
+echo "oracle lines: $(wc -l <"$LOG/oracle-default.txt") by default," \
+  "$(wc -l <"$LOG/oracle-p2.txt") on -r-p2," \
+  "$(diff "$LOG/oracle-default.txt" "$LOG/oracle-p2.txt" | grep -c '^>') differ" |
   tee -a "$SUMMARY"
 pa_fp8_sanitize p2 pingpong-gs-k192-t-r-p2 d128_b2_gqa_s300_nolse,d128_varlen_causal_gqa_nolse
 step_wait
