@@ -258,6 +258,96 @@ __device__ __forceinline__ int pa_tile_softmax_keep_sum(pa_softmax_row (&row)[F:
   return F::any(moved) ? 1 : 0;
 }
 
+/* The kept maximum decided after the exponentials (decision 140, the FP8 kernel's "-kp"),
+ * in two calls; the caller may read s (pack P) between them.
+ * pa_tile_softmax_late: step 3 against the kept m at once, with no row maxima before the
+ * exponentials. Every row's m must be finite (as for pa_tile_softmax_keep_sum). s becomes
+ * 2^LOG2_GAIN p; pmax gets the thread's largest of those per row, and, SUM, sum its
+ * partial row sums. */
+template <typename F, int LOG2_GAIN = 0, bool SUM = true>
+__device__ __forceinline__ void pa_tile_softmax_late(const pa_softmax_row (&row)[F::rows],
+                                                     typename F::frag &s, float xscale,
+                                                     float (&pmax)[F::rows],
+                                                     float (&sum)[F::rows]) {
+  enum { CHAINS = F::elems / 2 < 4 ? F::elems / 2 : 4 };
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    const float ref = row[r].m * xscale - (float)LOG2_GAIN;
+    float part[CHAINS];
+#pragma unroll
+    for (int q = 0; q < CHAINS; ++q) part[q] = 0.0f;
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k) {
+      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      if (SUM) part[k % CHAINS] += F::at(s, r, k, 0) + F::at(s, r, k, 1);
+    }
+    pmax[r] = pa_tile_thread_row_max<F, true>(s, r);
+    if (SUM) {
+#pragma unroll
+      for (int w = 1; w < CHAINS; w *= 2)
+#pragma unroll
+        for (int q = 0; q + w < CHAINS; q += 2 * w) part[q] += part[q + w];
+      sum[r] = part[0];
+    }
+  }
+}
+
+/* pa_tile_softmax_late_vote: pa_tile_softmax_keep's vote, on the largest p instead of the
+ * largest scores. Where no thread's pmax exceeds 2^(keep_log2 + LOG2_GAIN) (NaN and +inf
+ * do), m is kept: alpha = 1, SUM: l += sum, returns 0. Otherwise each row over that bound
+ * moves its reference up by e >= 1 log2 units (e = its largest p's binary exponent + 1 -
+ * LOG2_GAIN - floor(keep_log2), so the largest falls to [2^(LOG2_GAIN + floor(keep_log2) -
+ * 1), 2^(LOG2_GAIN + floor(keep_log2))): s, l and sum scale by 2^-e exactly, alpha = 2^-e,
+ * m += e / xscale; returns 1 (the caller packs P again and rescales O). A row whose largest
+ * p is +inf (a score more than 128 - LOG2_GAIN log2 units above the reference) or NaN has
+ * lost its scores: returns 2 with nothing changed, and the caller recomputes S and takes
+ * the usual steps. */
+template <typename F, int LOG2_GAIN = 0, bool SUM = true>
+__device__ __forceinline__ int pa_tile_softmax_late_vote(pa_softmax_row (&row)[F::rows],
+                                                         typename F::frag &s, float xscale,
+                                                         float keep_log2,
+                                                         const float (&pmax)[F::rows],
+                                                         const float (&sum)[F::rows],
+                                                         float (&alpha)[F::rows]) {
+  const float bound = exp2f(keep_log2 + (float)LOG2_GAIN);
+  bool over = false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) over |= !(pmax[r] <= bound);
+  if (!F::any(over)) {
+#pragma unroll
+    for (int r = 0; r < F::rows; ++r) {
+      alpha[r] = 1.0f;
+      if (SUM) pa_softmax_accumulate(&row[r], sum[r]);
+    }
+    return 0;
+  }
+  float pm[F::rows];
+  bool lost = false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    pm[r] = F::row_max(pmax[r]);
+    lost |= !(pm[r] < INFINITY);
+  }
+  if (F::any(lost)) return 2;
+  const int drop = 1 - LOG2_GAIN - (int)keep_log2;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    const int x = (int)((__float_as_uint(pm[r]) >> 23) & 0xff) - 127; /* pm's exponent */
+    const int e = pm[r] <= bound ? 0 : min(126, x + drop);
+    const float sc = __uint_as_float((uint32_t)(127 - e) << 23); /* 2^-e */
+    alpha[r] = sc;
+#pragma unroll
+    for (int k = 0; k < F::elems / 2; ++k) {
+      F::at(s, r, k, 0) *= sc;
+      F::at(s, r, k, 1) *= sc;
+    }
+    if (SUM) row[r].l = row[r].l * sc + sum[r] * sc;
+    row[r].m += (float)e / xscale;
+  }
+  return 1;
+}
+
 /* Whether any of the thread's rows is still at m = -inf (pa_tile_softmax_keep_sum's
  * callers take the usual steps then). */
 template <int R>

@@ -284,13 +284,28 @@ struct pa_fp8_cfg {
  *               LSE +0.8% at S8192, +1.3% at S16384, level causal 8192, -0.5% at S2048
  *               (20 bytes of spills); with LSE (216 registers) it spills 216 bytes and
  *               ptxas serialises the wgmma.
+ *   PA_FP8_VOTEP the kept maximum decided after the exponentials (frag_softmax.cuh
+ *               pa_tile_softmax_late / _late_vote, decision 140): once every row of the
+ *               warp has a finite m, step 3 runs against the kept m at once, with no row
+ *               maxima before it; P is packed, and the vote then asks whether any
+ *               thread's largest 2^8 p exceeds 2^8.75 (KEEPM's bound). The rare warp
+ *               over it moves its rows' m up by powers of two and packs P again; where a
+ *               p overflowed (scores lost) it recomputes its S rows by mma.sync m16n8k32,
+ *               Q from shared memory and K from global memory (pa_fp8_recompute_s), and
+ *               takes the usual steps. The row maxima then sit among the exponentials
+ *               instead of before them, and the P.V wait below them ("-kp"; pipelined
+ *               schedules only; with XTURN, "-kp-x", the turns enclose the late step 3).
+ *               A tuning aid: a consumer's softmax is shorter, but the consumers wait
+ *               longer for their turns, and the kernel is slower (hd128 without LSE 3-11%,
+ *               with "-x" 6-13%, hd64 17%; the forms without ROWSUM miss the output bound,
+ *               as KEEPM's do: l sums the unrounded p, P rounds the largest).
  * POLYATTN_CUDA_FP8_VARIANT names one (host side). */
 #define PA_FP8_KEEP_LOG2 0.75f
 enum { PA_FP8_SERIAL = 0, PA_FP8_PIPE = 1, PA_FP8_PINGPONG = 2, PA_FP8_SCHED = 3, PA_FP8_S3 = 4,
        PA_FP8_E16 = 8, PA_FP8_F16 = 16, PA_FP8_GAIN = 32, PA_FP8_SKIP = 64,
        PA_FP8_K192 = 128, PA_FP8_TREE = 256, PA_FP8_WG3 = 512, PA_FP8_K64 = 1024,
        PA_FP8_ROWSUM = 2048, PA_FP8_KEEPM = 4096, PA_FP8_PLAIN = 8192, PA_FP8_XTURN = 16384,
-       PA_FP8_P2 = 32768 };
+       PA_FP8_P2 = 32768, PA_FP8_VOTEP = 65536 };
 /* The shape variant v asks for at head dim d: keys per tile, ring depth, consumer
  * warpgroups ("-wg3" keeps three only where their accumulators fit: hd64 x 128 keys,
  * hd128 x 64, two stages; elsewhere it runs with two). */
@@ -332,6 +347,59 @@ __device__ __forceinline__ uint32_t pa_fp8x2(float lo, float hi) {
 }
 __device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d) {
   return pa_fp8x2(a, b) | (pa_fp8x2(c, d) << 16);
+}
+
+/* d[16 x 8] += a[16 x 32] . b[32 x 8] in e4m3, fp32 accumulate (sm_89+): the fragments of
+ * pa_mma_16816's with bytes for 16-bit elements (a 32-bit register holds 4 consecutive k),
+ * so ldmatrix.b16 of 16-byte rows loads them as it loads the 16-bit ones. */
+__device__ __forceinline__ void pa_mma_16832_e4m3(float (&d)[4], const uint32_t (&a)[4],
+                                                  uint32_t b0, uint32_t b1) {
+#if PA_HOPPER_ARCH_OK
+  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
+      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+#endif
+}
+
+/* VOTEP's rare path: a warp's 16 rows of S = Q . K^T again by mma.sync m16n8k32, whose C
+ * fragment is the wgmma accumulator's per-warp layout: A from q (its warpgroup's Q rows in
+ * shared memory, the tiles' swizzle above), B straight from global memory, so that K's
+ * stage need not be held for it (held, the producer's next loads and V transposes waited
+ * for the vote: 5-19% slower, forty-eighth session). k: the row of key k0 + g (g = lane /
+ * 4, k0 the tile's first key), ks: the row stride in bytes, nk: the keys from there to the
+ * sequence's end (rows 8j >= nk read as zeros: masked anyway). Out of line, its result
+ * through local memory: inlined, ptxas scheduled its loads into the key loop's registers
+ * (452 bytes of spills at hd128 x 192 keys). */
+template <int D, int SW, int S_TILES>
+__device__ __noinline__ void pa_fp8_recompute_s(float (*s)[4], uint32_t q, const uint8_t *k,
+                                                int64_t ks, int nk) {
+  const int wq = (threadIdx.x % 128) / 32, ln = threadIdx.x % 32, mi = ln >> 3, rr = ln & 7;
+  const int t4 = 4 * (ln & 3);
+  float acc[S_TILES][4];
+#pragma unroll
+  for (int j = 0; j < S_TILES; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+#pragma unroll 1
+  for (int kk = 0; kk < D / 32; ++kk) {
+    const int qr = 16 * wq + 8 * (mi & 1) + rr; /* ldmatrix row: chunk 2kk + mi / 2 */
+    const uint32_t x = (uint32_t)(qr * D + 16 * (2 * kk + (mi >> 1)));
+    uint32_t af[4];
+    pa_ldmatrix_x4(af, q + (x ^ (((x >> 7) & (SW / 16 - 1)) << 4)));
+#pragma unroll
+    for (int j = 0; j < S_TILES; ++j) {
+      uint32_t b0 = 0, b1 = 0;
+      if (8 * j < nk) {
+        const uint8_t *r = k + 8 * j * ks + 32 * kk + t4;
+        b0 = *(const uint32_t *)r;
+        b1 = *(const uint32_t *)(r + 16);
+      }
+      pa_mma_16832_e4m3(acc[j], af, b0, b1);
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < S_TILES; ++j)
+#pragma unroll
+    for (int x = 0; x < 4; ++x) s[j][x] = acc[j][x];
 }
 
 /* Transpose one BK-key V tile (src: keys x D bytes, the D-byte swizzle) into V^T (dst: D
@@ -430,6 +498,10 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
                 "the exponentials' turns: pipe or pingpong, step 3 apart from the maxima");
   static_assert(!(V & PA_FP8_P2) || (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
                 "a second P register set serves the pipelined loop only");
+  static_assert(!(V & PA_FP8_VOTEP) ||
+                    ((V & PA_FP8_SCHED) != PA_FP8_SERIAL &&
+                     !(V & (PA_FP8_KEEPM | PA_FP8_F16 | PA_FP8_E16 | PA_FP8_P2))),
+                "the late vote: pipelined, float32 exponentials, one P register set");
   enum {
     VSW = cfg::vt_sw,
     PIPE = (V & PA_FP8_SCHED) != PA_FP8_SERIAL,
@@ -444,6 +516,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     PLAIN = (V & PA_FP8_PLAIN) != 0,
     XTURN = (V & PA_FP8_XTURN) != 0,
     P2 = (V & PA_FP8_P2) != 0,
+    VOTEP = (V & PA_FP8_VOTEP) != 0,
     VT_ROWS = cfg::vt_rows,
     OT = D / 8 + ROWSUM, /* 8-column chunks of the O accumulator (ROWSUM: + l's) */
     BQ = cfg::block_q,
@@ -596,7 +669,11 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
    * the kept maximum; `moved` says whether any row's reference moved (else alpha is 1
    * and O's rescale is skipped). */
   bool moved = true;
-  auto softmax = [&](float (&sacc)[S_TILES][4], int n, float (&alpha)[2]) {
+  /* VOTEP: whether this tile took the late path (pa_tile_softmax_late), and its
+   * thread's largest 2^8 p and partial row sums per row, for the vote after the pack */
+  bool late = false;
+  float pmax[2], psum[2];
+  auto scores = [&](float (&sacc)[S_TILES][4], int n) {
     if (general) { /* pa_score's scale is that of the real-valued q and k */
 #pragma unroll
       for (int j = 0; j < S_TILES; ++j)
@@ -607,6 +684,24 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
     pa_frag_scores<S_TILES>(sacc, p, c, general, slope, range, false, k0,
                             c.i0 + row0 + (lane >> 2), t);
+  };
+  /* XTURN: the active consumers in a ring; the last opens with an arrive (consumer 0 goes
+   * first) and skips its last arrive, as the issue turns do (all walk the same tiles) */
+  const bool xturn = XTURN && active > 1;
+  auto softmax = [&](float (&sacc)[S_TILES][4], int n, float (&alpha)[2]) {
+    scores(sacc, n);
+    if (VOTEP) {
+      late = !__any_sync(0xffffffffu, pa_softmax_any_unset(sm));
+      if (late) {
+        if (xturn) pa_named_sync(PA_FP8_BAR_EXP0 + cw, 256);
+        pa_tile_softmax_late<pa_quad_map<S_TILES>, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale, pmax,
+                                                                          psum);
+        if (xturn && !(cw == active - 1 && n + 1 == n_hi))
+          pa_named_arrive(PA_FP8_BAR_EXP0 + (cw + 1) % active, 256);
+        return;
+      }
+      moved = true;
+    }
     if (KEEPM) {
       /* ROWSUM: l is rescaled too where m moves, unused (step 4 takes P.V^T's column) */
       moved = pa_tile_softmax_keep<pa_quad_map<S_TILES>, GAIN ? 8 : 0, !ROWSUM>(
@@ -616,10 +711,6 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
     /* ROWSUM: step 3's exponentials only, l is P.V^T's ones column (set in step 4) */
     if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
-    /* XTURN: the active consumers in a ring; the last opens with an arrive (consumer 0
-     * goes first) and skips its last arrive, as the issue turns do (all walk the same
-     * tiles) */
-    const bool xturn = XTURN && active > 1;
     if (xturn) pa_named_sync(PA_FP8_BAR_EXP0 + cw, 256);
     if (!FUSED)
       pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
@@ -627,8 +718,8 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       pa_named_arrive(PA_FP8_BAR_EXP0 + (cw + 1) % active, 256);
   };
   auto rescale_o = [&](const float (&alpha)[2]) {
-    if (KEEPM) {
-      if (!moved) return; /* alpha is 1 (pa_tile_softmax_keep); SKIP's vote is this one */
+    if (KEEPM || VOTEP) {
+      if (!moved) return; /* alpha is 1 (the kept maximum); SKIP's vote is this one */
     } else if (SKIP && __all_sync(0xffffffffu, alpha[0] == 1.0f && alpha[1] == 1.0f)) {
       return;
     }
@@ -693,6 +784,39 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       pf[kk][2] = pa_fp8x4(c2[0] * f, c2[1] * f, c3[0] * f, c3[1] * f);
       pf[kk][3] = pa_fp8x4(c2[2] * f, c2[3] * f, c3[2] * f, c3[3] * f);
     }
+  };
+
+  /* VOTEP: this warp's rows of S for key tile n again (pa_fp8_recompute_s), only where the
+   * late vote lost scores */
+  auto recompute_s = [&](float (&sacc)[S_TILES][4], int n) {
+    const int key = n * BK + (lane >> 2);
+    const uint8_t *kg =
+        (const uint8_t *)p.k.ptr + pa_view_row(&p.k, c.b, key, c.seq.k_start, c.hk);
+    float tmp[S_TILES][4];
+    pa_fp8_recompute_s<D, SW, S_TILES>(tmp, s_q_wg, kg, p.k.stride_s, c.seq.len_k - key);
+#pragma unroll
+    for (int j = 0; j < S_TILES; ++j)
+#pragma unroll
+      for (int x = 0; x < 4; ++x) sacc[j][x] = tmp[j][x];
+  };
+  /* VOTEP: the vote after the pack (pa_tile_softmax_late_vote). Where a row's m moved, P
+   * is packed again from the rescaled p; where scores were lost, S comes again (K from
+   * global memory) and takes the usual steps. */
+  auto vote = [&](float (&sacc)[S_TILES][4], int n, float (&alpha)[2],
+                  uint32_t (&pcur)[PV_STEPS][4]) {
+    if (!VOTEP || !late) return;
+    const int r = pa_tile_softmax_late_vote<pa_quad_map<S_TILES>, GAIN ? 8 : 0, !ROWSUM>(
+        sm, sacc, xscale, PA_FP8_KEEP_LOG2, pmax, psum, alpha);
+    moved = r != 0;
+    if (r == 0) return;
+    if (r == 2) {
+      recompute_s(sacc, n);
+      scores(sacc, n);
+      pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
+      if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
+      pa_frag_softmax_accumulate<S_TILES, false, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
+    }
+    pack_p(sacc, pcur);
   };
 
   pa_mbar_wait(bar(PA_FP8_MBAR_Q_FULL), 0);
@@ -779,6 +903,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
       PA_FP8_STAMP(1 + cw, it, 6);
       warp_arrive(PA_FP8_MBAR_VT_EMPTY + sp);
       if (!P2) pack_p(sacc, pcur);
+      vote(sacc, n_lo + it, alpha, pcur);
       PA_FP8_STAMP(1 + cw, it, 7);
     };
     if constexpr (P2) { /* tile t's P in pf if t is even, in pf2 if odd */
@@ -947,7 +1072,17 @@ cudaError_t pa_fp8_launch(const pa_problem *p, cudaStream_t stream) {
   X("pipe-gs-t-wg3-r-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_XTURN, 0) \
   X("pipe-gs-t-wg3-r-pn-x", PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN, 0) \
   X("pingpong-gs-k192-t-p2", PA_FP8_DEFAULT_D128 | PA_FP8_P2, 0) \
-  X("pingpong-gs-k192-t-r-p2", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_P2, 0)
+  X("pingpong-gs-k192-t-r-p2", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_P2, 0) \
+  X("pingpong-gs-k192-t-kp", PA_FP8_DEFAULT_D128 | PA_FP8_VOTEP, 0) \
+  X("pingpong-gs-k192-t-r-kp", PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_VOTEP, 0) \
+  X("pingpong-gs-k192-t-pn-kp", PA_FP8_DEFAULT_D128 | PA_FP8_PLAIN | PA_FP8_VOTEP, 0) \
+  X("pingpong-gs-k192-t-r-pn-kp",                                                      \
+    PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_VOTEP, 0)               \
+  X("pipe-gs-t-wg3-pn-kp", PA_FP8_DEFAULT_D64 | PA_FP8_PLAIN | PA_FP8_VOTEP, 0)        \
+  X("pipe-gs-t-wg3-r-pn-kp",                                                           \
+    PA_FP8_DEFAULT_D64 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_VOTEP, 0)                \
+  X("pingpong-gs-k192-t-r-pn-kp-x",                                                    \
+    PA_FP8_DEFAULT_D128 | PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_VOTEP | PA_FP8_XTURN, 0)
 
 /* The defaults per head dim (decision 106; bench/RESULTS.md, fifteenth session): the
  * pipelined schedule, P's 2^8 in the exponent, O's rescale skipped where no maximum
@@ -965,11 +1100,12 @@ enum {
   PA_FP8_DEFAULT_D64 = PA_FP8_PIPE | PA_FP8_GAIN | PA_FP8_SKIP | PA_FP8_TREE | PA_FP8_WG3
 };
 
-/* PLAIN forms are compiled only at their defaults' head dims, with or without XTURN (the
- * others, as before, at both; in the builds CI ships only hd64's "pipe-gs-t-wg3-pn" and
- * "pipe-gs-t-wg3-r-pn", decision 131). */
+/* PLAIN forms are compiled only at their defaults' head dims, with or without XTURN or
+ * VOTEP (the others, as before, at both; in the builds CI ships only hd64's
+ * "pipe-gs-t-wg3-pn" and "pipe-gs-t-wg3-r-pn", decision 131). */
 constexpr bool pa_fp8_compiled_at(int d, int v) {
-  return !(v & PA_FP8_PLAIN) || (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN)) ==
+  return !(v & PA_FP8_PLAIN) ||
+         (v & ~(PA_FP8_ROWSUM | PA_FP8_PLAIN | PA_FP8_XTURN | PA_FP8_VOTEP)) ==
                                     (d == 64 ? PA_FP8_DEFAULT_D64 : PA_FP8_DEFAULT_D128);
 }
 
