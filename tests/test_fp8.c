@@ -38,6 +38,7 @@ typedef struct fp8_case {
   int lens_q[MAXB], lens_k[MAXB];
   int seqused; /* seqused_k = used_k */
   int used_k[MAXB];
+  int climb; /* dimension 0 of q and k set to take the kept maximum's slow steps (below) */
 } fp8_case;
 
 static const fp8_case cases[] = {
@@ -81,6 +82,18 @@ static const fp8_case cases[] = {
      * the form with the general score path (decision 131) */
     {.name = "d64_softcap_gqa_s300_nolse", .B = 2, .Sq = 300, .Sk = 300, .Hq = 4, .Hkv = 2,
      .D = 64, .softcap = 15.0f, .descale = 1, .no_lse = 1},
+    /* scores that climb (decision 140's late vote, "-kp"): every query's dimension 0 is 1
+     * (even rows) or 0.5 (odd), key j's is j, so a row's scores climb by ~16-24 log2 units
+     * per key tile (the vote fails and the reference moves by powers of two), and key
+     * 1500's is 3200, ~230 log2 units above the reference for the even rows (their p
+     * overflow: the warp recomputes its S by mma.sync) and ~115 for the odd ones. Nothing
+     * counts which path ran: the inputs are built so that they must. Without LSE only: with
+     * it the default missed LSE's bound by 0.355 (the tensor cores' truncating accumulation
+     * of decision 78, on a product ~2^15 beside small ones; forty-eighth session). */
+    {.name = "d128_climb_nolse", .B = 1, .Sq = 384, .Sk = 2048, .Hq = 2, .Hkv = 2, .D = 128,
+     .descale = 2, .no_lse = 1, .climb = 1},
+    {.name = "d64_climb_nolse", .B = 1, .Sq = 384, .Sk = 2048, .Hq = 2, .Hkv = 2, .D = 64,
+     .descale = 2, .no_lse = 1, .climb = 1},
 };
 #define NCASES (sizeof cases / sizeof cases[0])
 
@@ -293,7 +306,11 @@ static void run_case(const fp8_case *c) {
         const double amp = (t == 1 ? 2.0 : 1.0) * (1.0 + 0.5 * ((b + h) % 3));
         for (int d = 0; d < c->D; ++d) {
           const size_t e = ((size_t)row * in[t].H + h) * c->D + d;
-          in[t].b[e] = pa_f32_to_bf16((float)(nrand() * amp));
+          const int j = row - in[t].cu[b]; /* the row's position in its sequence */
+          double x = nrand() * amp;
+          if (c->climb && d == 0 && t < 2)
+            x = t == 0 ? (j % 2 ? 0.5 : 1.0) : j == 1500 ? 3200.0 : (double)j;
+          in[t].b[e] = pa_f32_to_bf16((float)x);
           in[t].x[e] = pa_bf16_to_f32(in[t].b[e]);
         }
       }
