@@ -864,6 +864,30 @@ for _n, _s, _c in (("p2128s2k", 2048, False), ("p2128s4k", 4096, False),
                    ("p2128c8k", 8192, True), ("p2128c16k", 16384, True)):
     CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:p2@%s-r-p2" % _FX, "cudnn"])
 
+# forty-eighth session (issue 9; bench/gpu/s48.sh): the FP8 kernel's kept maximum decided
+# after the exponentials ("-kp", PA_FP8_VOTEP, plain problems: "-pn-kp"). Without LSE the
+# default ("fp8", the "-r" form) beside "-r-pn" (the plain-only pass alone) and
+# "-r-pn-kp"; with LSE the default beside "-pn-kp"; hd64 the default ("-r-pn") beside
+# "pipe-gs-t-wg3-r-pn-kp"; cuDNN bf16 for scale. (The first run, bench/results/
+# 2026-12-07s48-kp/r1, called them kp*, which redefined the thirty-sixth session's kp*
+# cases above; renamed vp* since.)
+for _n, _s, _c in (("vp128s2k", 2048, False), ("vp128s4k", 4096, False),
+                   ("vp128s8k", 8192, False), ("vp128s16k", 16384, False),
+                   ("vp128c8k", 8192, True)):
+    CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:pn@%s-r-pn" % _FX,
+                                       "fp8:kp@%s-r-pn-kp" % _FX, "cudnn"])
+CASES["vl128s8k"] = ("bf16", 128, 8192, False, ["fp8lse", "fp8lse:kp@%s-pn-kp" % _FX])
+for _n, _s, _c in (("vp64s8k", 8192, False), ("vp64c8k", 8192, True)):
+    CASES[_n] = ("bf16", 64, _s, _c,
+                 ["fp8", "fp8:kp@POLYATTN_CUDA_FP8_VARIANT=pipe-gs-t-wg3-r-pn-kp", "cudnn"])
+# and "-r-pn-kp" with the exponentials taking turns ("-r-pn-kp-x", PA_FP8_XTURN): without
+# the maxima before them, a consumer's step 3 is mostly exponentials, and the two
+# consumers' overlapped (bench/results/2026-12-07s48-kp/r2's ncu page)
+for _n, _s, _c in (("vx128s2k", 2048, False), ("vx128s8k", 8192, False),
+                   ("vx128s16k", 16384, False), ("vx128c8k", 8192, True)):
+    CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:kp@%s-r-pn-kp" % _FX,
+                                       "fp8:kpx@%s-r-pn-kp-x" % _FX, "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
