@@ -81,6 +81,14 @@ __device__ __forceinline__ void pa_ldmatrix_x4_trans(uint32_t (&r)[4], uint32_t 
 #endif
 }
 
+/* One mma.sync of shape m16n8 with fp32 C and D, INSTR its name and types (as
+ * "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"): d += a . b, a in four registers and
+ * b in two. */
+#define PA_MMA_16N8_F32(INSTR, d, a, b0, b1)                                             \
+  asm(INSTR " {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"         \
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                    \
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
+
 /* d[16 x 8] += a[16 x 16] . b[16 x 8], fp32 accumulate; T is __half or __nv_bfloat16. */
 template <typename T>
 __device__ __forceinline__ void pa_mma_16816(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
@@ -90,10 +98,7 @@ template <>
 __device__ __forceinline__ void pa_mma_16816<__half>(float (&d)[4], const uint32_t (&a)[4],
                                                      uint32_t b0, uint32_t b1) {
 #if PA_AMPERE_ARCH_OK
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  PA_MMA_16N8_F32("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", d, a, b0, b1);
 #endif
 }
 
@@ -101,10 +106,7 @@ template <>
 __device__ __forceinline__ void pa_mma_16816<__nv_bfloat16>(float (&d)[4], const uint32_t (&a)[4],
                                                             uint32_t b0, uint32_t b1) {
 #if PA_AMPERE_ARCH_OK
-  asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  PA_MMA_16N8_F32("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", d, a, b0, b1);
 #endif
 }
 

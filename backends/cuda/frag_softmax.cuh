@@ -176,6 +176,36 @@ __device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::ro
   return true;
 }
 
+/* Step 3 on row r against the reference ref (m xscale, less any gain): s becomes
+ * exp2(x xscale - ref) in place; returns (SUM; else 0) the thread's sum of them, added in
+ * four interleaved chains: a vote waits for the sum, and a single chain of elems / 2
+ * dependent adds put its latency before P.V (at hd64, on the serial kernel: 1.2-2.4% slower
+ * than the default, forty-third session). pa_tile_softmax_keep_sum's and
+ * pa_tile_softmax_late's. */
+template <typename F, bool SUM = true>
+__device__ __forceinline__ float pa_tile_row_exp_sum(typename F::frag &s, int r, float xscale,
+                                                     float ref) {
+  enum { CHAINS = F::elems / 2 < 4 ? F::elems / 2 : 4 };
+  float part[CHAINS];
+#pragma unroll
+  for (int q = 0; q < CHAINS; ++q) part[q] = 0.0f;
+#pragma unroll
+  for (int k = 0; k < F::elems / 2; ++k) {
+    F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+    F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+    if (SUM) part[k % CHAINS] += F::at(s, r, k, 0) + F::at(s, r, k, 1);
+  }
+  if constexpr (!SUM) {
+    return 0.0f;
+  } else {
+#pragma unroll
+    for (int w = 1; w < CHAINS; w *= 2)
+#pragma unroll
+      for (int q = 0; q + w < CHAINS; q += 2 * w) part[q] += part[q + w];
+    return part[0];
+  }
+}
+
 /* Steps 1-3 with a kept maximum decided on the row sums, without row maxima (decision
  * 134). Every row's m must be finite (the caller takes the usual steps while any row of
  * the warp is at -inf). s becomes p = exp2(x xscale - m xscale) against the kept m at
@@ -198,27 +228,9 @@ __device__ __forceinline__ int pa_tile_softmax_keep_sum(pa_softmax_row (&row)[F:
   float sum[F::rows];
   bool over = false;
   const float bound = exp2f(keep_log2);
-  /* the sums in four interleaved chains: the vote waits for them, and a single chain of
-   * elems / 2 dependent adds put its latency before P.V (at hd64, on the serial kernel:
-   * 1.2-2.4% slower than the default, forty-third session) */
-  enum { CHAINS = F::elems / 2 < 4 ? F::elems / 2 : 4 };
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
-    const float ref = row[r].m * xscale;
-    float part[CHAINS];
-#pragma unroll
-    for (int q = 0; q < CHAINS; ++q) part[q] = 0.0f;
-#pragma unroll
-    for (int k = 0; k < F::elems / 2; ++k) {
-      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
-      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
-      part[k % CHAINS] += F::at(s, r, k, 0) + F::at(s, r, k, 1);
-    }
-#pragma unroll
-    for (int w = 1; w < CHAINS; w *= 2)
-#pragma unroll
-      for (int q = 0; q + w < CHAINS; q += 2 * w) part[q] += part[q + w];
-    sum[r] = part[0];
+    sum[r] = pa_tile_row_exp_sum<F>(s, r, xscale, row[r].m * xscale);
     over |= !(sum[r] <= bound);
   }
   if (!F::any(over)) {
@@ -269,27 +281,12 @@ __device__ __forceinline__ void pa_tile_softmax_late(const pa_softmax_row (&row)
                                                      typename F::frag &s, float xscale,
                                                      float (&pmax)[F::rows],
                                                      float (&sum)[F::rows]) {
-  enum { CHAINS = F::elems / 2 < 4 ? F::elems / 2 : 4 };
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
     const float ref = row[r].m * xscale - (float)LOG2_GAIN;
-    float part[CHAINS];
-#pragma unroll
-    for (int q = 0; q < CHAINS; ++q) part[q] = 0.0f;
-#pragma unroll
-    for (int k = 0; k < F::elems / 2; ++k) {
-      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
-      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
-      if (SUM) part[k % CHAINS] += F::at(s, r, k, 0) + F::at(s, r, k, 1);
-    }
+    const float t = pa_tile_row_exp_sum<F, SUM>(s, r, xscale, ref);
+    if (SUM) sum[r] = t;
     pmax[r] = pa_tile_thread_row_max<F, true>(s, r);
-    if (SUM) {
-#pragma unroll
-      for (int w = 1; w < CHAINS; w *= 2)
-#pragma unroll
-        for (int q = 0; q + w < CHAINS; q += 2 * w) part[q] += part[q + w];
-      sum[r] = part[0];
-    }
   }
 }
 

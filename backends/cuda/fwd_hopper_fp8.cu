@@ -355,10 +355,7 @@ __device__ __forceinline__ uint32_t pa_fp8x4(float a, float b, float c, float d)
 __device__ __forceinline__ void pa_mma_16832_e4m3(float (&d)[4], const uint32_t (&a)[4],
                                                   uint32_t b0, uint32_t b1) {
 #if PA_HOPPER_ARCH_OK
-  asm("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0, %1, %2, %3}, "
-      "{%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  PA_MMA_16N8_F32("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", d, a, b0, b1);
 #endif
 }
 

@@ -161,6 +161,23 @@ pa_fp8_checks() {
   done
 }
 
+# pa_fp8_ncu_source V [LINES]: ncu's source page (warp-state samples per SASS instruction,
+# clocks left alone, one launch after three) of fp8_timeline0 128 V (bench/gpu/fp8_timeline.cu
+# built without stamps, B2 H16 S8192) as step ncu-source-V; scripts/ncu_source_classes.py's
+# classes to $LOG/classes-V.txt and its first LINES (default 40) to $SUMMARY; the CSV
+# gzipped. (s47_ncu.sh and s48.sh ran these commands written out; gathered here after those
+# runs.)
+pa_fp8_ncu_source() {
+  local v=$1 ncu k
+  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
+  k="--clock-control none -k regex:pa_hopper_fp8 --launch-skip 3 --launch-count 1"
+  step "ncu-source-$v" 150 sh -c "\"$ncu\" $k --section WarpStateStats --section SourceCounters \
+    --page source --csv --print-source sass fp8_timeline0 128 $v > \"$LOG/ncu-src-$v.csv\""
+  python3 scripts/ncu_source_classes.py "$LOG/ncu-src-$v.csv" >"$LOG/classes-$v.txt" 2>&1
+  head -"${2:-40}" "$LOG/classes-$v.txt" | sed "s/^/$v: /" | tee -a "$SUMMARY"
+  gzip -f "$LOG/ncu-src-$v.csv"
+}
+
 # pa_fp8_sanitize NAME VARIANT CASES: in the background, compute-sanitizer memcheck,
 # racecheck and synccheck on test_fp8's oracle cases CASES with the FP8 kernel forced onto
 # VARIANT (POLYATTN_CUDA_FP8_VARIANT; steps TOOL-NAME, 200 s each). step_wait ends them and

@@ -6,6 +6,8 @@
 # details page (pipe utilisations, warp states) and the source page (warp-state samples
 # per SASS instruction, for scripts/ncu_source_classes.py).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s47_ncu.sh   (~2 min)
+# (Its source-page step was written out when it ran; lib.sh's pa_fp8_ncu_source runs the same
+# commands since the forty-eighth session.)
 gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_setup s47_ncu nvidia-smi fp8_timeline0
@@ -20,11 +22,7 @@ for v in ${VARIANTS:-2530}; do
   grep -E -e "Throughput|Pipe|Issue|Stall|Warp Cycles|Eligible|Active Warps|Executed Ipc" \
     -e "Duration|SM Frequency" \
     "$LOG/ncu-details-$v.log" | sed "s/^/$v: /" | tr -s ' ' | tee -a "$SUMMARY"
-  step "ncu-source-$v" 150 sh -c "\"$NCU\" $K --section WarpStateStats --section SourceCounters \
-    --page source --csv --print-source sass fp8_timeline0 128 $v > \"$LOG/ncu-src-$v.csv\""
-  python3 scripts/ncu_source_classes.py "$LOG/ncu-src-$v.csv" >"$LOG/classes-$v.txt" 2>&1
-  head -40 "$LOG/classes-$v.txt" | sed "s/^/$v: /" | tee -a "$SUMMARY"
-  gzip -f "$LOG/ncu-src-$v.csv"
+  pa_fp8_ncu_source "$v"
   keep+=("ncu-src-$v.csv.gz" "classes-$v.txt")
 done
 pa_gpu_pack_keep "${keep[@]}"

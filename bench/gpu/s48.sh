@@ -26,7 +26,8 @@
 #  r3 (96 s) with RUNS=kp128x SAN=kp128x NCU_V=92642
 #     PROBE_CASES=vx128s8k,vx128s16k,vx128c8k,vx128s2k: "-r-pn-kp" with the exponentials
 #     taking turns ("-r-pn-kp-x").
-# r1's kp128l ran d128_climb_lse, since dropped from test_fp8 (decision 140). In the
+# r1's kp128l ran d128_climb_lse, since dropped from test_fp8 (decision 140). Its ncu step was
+# written out in all three runs (lib.sh's pa_fp8_ncu_source since, the same commands). In the
 # committed tree the "-kp" forms are tuning variants: step rows finds none without
 # -DPOLYATTN_CUDA_TUNING_VARIANTS=ON.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -67,13 +68,7 @@ pa_probe "${PROBE_CASES:-vp128s8k,vp128s16k,vp128c8k,vp128s2k,vp128s4k,vp64s8k}"
 keep=()
 for v in ${NCU_V:-76258}; do
   command -v fp8_timeline0 >/dev/null || break
-  NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
-  K="--clock-control none -k regex:pa_hopper_fp8 --launch-skip 3 --launch-count 1"
-  step "ncu-source-$v" 150 sh -c "\"$NCU\" $K --section WarpStateStats --section SourceCounters \
-    --page source --csv --print-source sass fp8_timeline0 128 $v > \"$LOG/ncu-src-$v.csv\""
-  python3 scripts/ncu_source_classes.py "$LOG/ncu-src-$v.csv" >"$LOG/classes-$v.txt" 2>&1
-  head -12 "$LOG/classes-$v.txt" | sed "s/^/$v: /" | tee -a "$SUMMARY"
-  gzip -f "$LOG/ncu-src-$v.csv"
+  pa_fp8_ncu_source "$v" 12
   keep+=("ncu-src-$v.csv.gz" "classes-$v.txt")
 done
 pa_gpu_pack_keep probe.log oracle.txt "${keep[@]}"
