@@ -685,6 +685,12 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
   /* XTURN: the active consumers in a ring; the last opens with an arrive (consumer 0 goes
    * first) and skips its last arrive, as the issue turns do (all walk the same tiles) */
   const bool xturn = XTURN && active > 1;
+  /* steps 1 and 2 (ROWSUM: step 3's exponentials only, l is P.V^T's ones column, set in
+   * step 4) */
+  auto update_max = [&](const float (&sacc)[S_TILES][4], float (&alpha)[2]) {
+    pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
+    if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
+  };
   auto softmax = [&](float (&sacc)[S_TILES][4], int n, float (&alpha)[2]) {
     scores(sacc, n);
     if (VOTEP) {
@@ -705,9 +711,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
           sm, sacc, xscale, PA_FP8_KEEP_LOG2, alpha);
       return;
     }
-    pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
-    /* ROWSUM: step 3's exponentials only, l is P.V^T's ones column (set in step 4) */
-    if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
+    update_max(sacc, alpha);
     if (xturn) pa_named_sync(PA_FP8_BAR_EXP0 + cw, 256);
     if (!FUSED)
       pa_frag_softmax_accumulate<S_TILES, EXP16, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
@@ -809,8 +813,7 @@ __global__ void __launch_bounds__(pa_fp8_cfg_of<D, V>::threads, 1)
     if (r == 2) {
       recompute_s(sacc, n);
       scores(sacc, n);
-      pa_frag_softmax_update_max<S_TILES, TREE>(sm, sacc, xscale, alpha);
-      if (!ROWSUM) pa_softmax_rescale(&sm[0], alpha[0]), pa_softmax_rescale(&sm[1], alpha[1]);
+      update_max(sacc, alpha);
       pa_frag_softmax_accumulate<S_TILES, false, GAIN ? 8 : 0, !ROWSUM>(sm, sacc, xscale);
     }
     pack_p(sacc, pcur);
