@@ -48,8 +48,11 @@ enum pa_ampere_variant {
   PA_VARIANT_M2K128TJKM = 9, /* "m2k128tj-km": m2k128tj with the kept maximum */
   PA_VARIANT_M2K128TJRS = 10, /* "m2k128tj-rs": m2k128tj, l by the tensor cores (rowsum below) */
   PA_VARIANT_M2K64KMRS = 11, /* "m2k64-km-rs": m2k64-km, l by the tensor cores */
-  PA_VARIANT_AUTO = 12,   /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 13
+  PA_VARIANT_M3K64TJ = 12, /* "m3k64tj": hd64, three M tiles (48 rows) per warp, 64-key tiles,
+                            * tree maxima, one barrier per tile (decision 141) */
+  PA_VARIANT_M3K64T = 13, /* "m3k64t": m3k64tj with K and V waited apart */
+  PA_VARIANT_AUTO = 14,   /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 15
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
@@ -133,6 +136,13 @@ PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,        
 PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1, 0);
 PA_TUNE(64,   PA_VARIANT_M2K128TJRS, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 1);
 PA_TUNE(128,  PA_VARIANT_M2K64KMRS, 4,   2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1);
+/* Three M tiles per warp at hd64 (decision 141; forty-ninth session, H100, sustained): each
+ * K / V B fragment read by ldmatrix feeds three mma (ldmatrix bytes per mma -18%), but S
+ * must shrink to 64-key tiles to fit (O 96 + S 96 registers; ptxas sm_90: 52 bytes of spill
+ * loads, none in the key loop); 8-13% behind m2k128tj (m3k64t 11-17%), with 11-21% less work
+ * per SM cycle. Tuning rows. */
+PA_TUNE(64,   PA_VARIANT_M3K64TJ, 4,     3,       64,      0,         2,          PA_KV_JOINT, 1, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M3K64T,  4,     3,       64,      0,         2,          PA_KV_SPLIT, 1, 0, 0);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */
@@ -169,7 +179,7 @@ struct pa_ampere_cfg {
 
   static_assert(D % 32 == 0, "head dims are multiples of 32 (ldmatrix x4 covers 16 columns; "
                              "the swizzle needs a multiple of 4 chunks per row)");
-  static_assert(m_tiles == 1 || m_tiles == 2, "one or two M tiles per warp");
+  static_assert(m_tiles >= 1 && m_tiles <= 3, "one to three M tiles per warp");
   static_assert(block_k % 16 == 0, "block_k: whole mma K steps of the P.V product");
   static_assert((block_q * D / 8) % threads == 0 && (block_k * D / 8) % threads == 0,
                 "tile loads: every thread copies the same number of 16-byte chunks");

@@ -25,6 +25,11 @@
  * This file: the kernel's entry, the head-dim buckets and variants, the launch and
  * the support rules. */
 #define PA_CUDA_AMPERE_REAL 1
+/* PA_CUDA_AMPERE_M3=1: hd64's three-M-tile rows (m3k64tj, m3k64t; decision 141) also in a
+ * build without the tuning variants (bench/gpu/s49.sh's module) */
+#ifndef PA_CUDA_AMPERE_M3
+#define PA_CUDA_AMPERE_M3 0
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +82,8 @@ int pa_bucket(const pa_problem *p) {
  * (the library never prints). */
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
     "base",    "m2",       "m2j",      "m2k64",       "m2k64j",      "m2k128",     "m2k128t",
-    "m2k128tj", "m2k64-km", "m2k128tj-km", "m2k128tj-rs", "m2k64-km-rs", "auto"};
+    "m2k128tj", "m2k64-km", "m2k128tj-km", "m2k128tj-rs", "m2k64-km-rs", "m3k64tj", "m3k64t",
+    "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -90,8 +96,9 @@ int pa_variant() {
 /* The (head dim, variant) instantiations compiled: hd64 m2k128tj, hd128 m2k64-km-rs and
  * m2k64-km (what "auto" runs: the latter with LSE or 2:4, pa_variant_for), and with
  * PA_CUDA_TUNING_VARIANTS (CMake option POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2,
- * m2j, m2k128, m2k128t, m2k128tj-km and m2k128tj-rs, hd128 base, m2, m2k64j and m2k64 (m2j
- * runs m2's row; the "-rs" rows without their 2:4 kernels); a variant without a compiled row
+ * m2j, m2k128, m2k128t, m2k128tj-km, m2k128tj-rs, m3k64tj and m3k64t (the last two also
+ * with PA_CUDA_AMPERE_M3), hd128 base, m2, m2k64j and m2k64 (m2j runs m2's row; the "-rs"
+ * rows without their 2:4 kernels); a variant without a compiled row
  * runs the head dim's "auto" row. Every other head dim runs its base row, whatever the
  * variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
  * for each compiled pair. */
@@ -138,6 +145,10 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M2J) return f(pa_inst<64, PA_VARIANT_M2J>());
     if (variant == PA_VARIANT_M2K128TJKM) return f(pa_inst<64, PA_VARIANT_M2K128TJKM>());
     if (variant == PA_VARIANT_M2K128TJRS) return f(pa_inst<64, PA_VARIANT_M2K128TJRS>());
+#endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_M3
+    if (variant == PA_VARIANT_M3K64TJ) return f(pa_inst<64, PA_VARIANT_M3K64TJ>());
+    if (variant == PA_VARIANT_M3K64T) return f(pa_inst<64, PA_VARIANT_M3K64T>());
 #endif
     return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());

@@ -888,6 +888,18 @@ for _n, _s, _c in (("vx128s2k", 2048, False), ("vx128s8k", 8192, False),
     CASES[_n] = ("bf16", 128, _s, _c, ["fp8", "fp8:kp@%s-r-pn-kp" % _FX,
                                        "fp8:kpx@%s-r-pn-kp-x" % _FX, "cudnn"])
 
+# forty-ninth session (issue 3; bench/gpu/s49.sh): hd64's Ampere kernel with three M tiles
+# (48 query rows) per warp on 64-key tiles ("m3k64tj", one barrier per tile; "m3k64t", K and
+# V waited apart), beside the default row (m2k128tj) and SDPA flash; only in a module whose
+# fwd_ampere.cu compiles them (a tuning build, or PA_CUDA_AMPERE_M3=1), else the names run
+# the default row
+_AM3 = "pa:%s@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=%s"
+for _n, _dt, _s, _c in (("m364s2k", "bf16", 2048, False), ("m364s8k", "bf16", 8192, False),
+                        ("m364s16k", "bf16", 16384, False), ("m364c8k", "bf16", 8192, True),
+                        ("m364h8k", "fp16", 8192, False)):
+    CASES[_n] = (_dt, 64, _s, _c, [_AMP, _AM3 % ("m3j", "m3k64tj"), _AM3 % ("m3", "m3k64t"),
+                                   "flash"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
