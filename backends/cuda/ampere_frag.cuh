@@ -45,6 +45,7 @@ struct pa_ampere_frag {
     reverse_q = cfg::reverse_q,
     tree_max = cfg::tree_max,
     keep_max = cfg::keep_max,
+    xpv = cfg::xpv && !SP24, /* step 3 in k16 steps between P.V's (fwd_tile.cuh; decision 142) */
     rowsum = cfg::rowsum && !SP24, /* l by the tensor cores (warp_ops::pv's ls); not on mma.sp */
     stages = cfg::stages,
     list_offset = cfg::list_offset,
@@ -255,23 +256,28 @@ struct pa_ampere_frag {
     template <bool RS, int LM>
     __device__ __forceinline__ void pv_dense(o_frag (&o)[m_tiles], const p_frag (&pf)[m_tiles],
                                              uint32_t s_v, float (&ls)[LM][4]) const {
+#pragma unroll
+      for (int kk = 0; kk < PV_STEPS; ++kk) pv_step<RS>(o, pf, s_v, ls, kk);
+    }
+
+    /* P.V's k16 step kk (keys 16kk .. +15) for every M tile (RS: and its row sums) */
+    template <bool RS, int LM>
+    __device__ __forceinline__ void pv_step(o_frag (&o)[m_tiles], const p_frag (&pf)[m_tiles],
+                                            uint32_t s_v, float (&ls)[LM][4], int kk) const {
       const uint32_t ones = pa_one2<T>();
 #pragma unroll
-      for (int kk = 0; kk < PV_STEPS; ++kk) {
+      for (int dd = 0; dd < O_TILES / 2; ++dd) {
+        uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
+        pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
 #pragma unroll
-        for (int dd = 0; dd < O_TILES / 2; ++dd) {
-          uint32_t bv[4]; /* V B-fragments (.trans): keys 16kk..+15, dims 16dd..+7 and +8..+15 */
-          pa_ldmatrix_x4_trans(bv, ldsm_rows.at(s_v, 16 * kk, dd));
-#pragma unroll
-          for (int mt = 0; mt < m_tiles; ++mt) {
-            pa_mma_16816<T>(o[mt][2 * dd], pf[mt].a[kk], bv[0], bv[1]);
-            pa_mma_16816<T>(o[mt][2 * dd + 1], pf[mt].a[kk], bv[2], bv[3]);
-          }
+        for (int mt = 0; mt < m_tiles; ++mt) {
+          pa_mma_16816<T>(o[mt][2 * dd], pf[mt].a[kk], bv[0], bv[1]);
+          pa_mma_16816<T>(o[mt][2 * dd + 1], pf[mt].a[kk], bv[2], bv[3]);
         }
-        if constexpr (RS) {
+      }
+      if constexpr (RS) {
 #pragma unroll
-          for (int mt = 0; mt < m_tiles; ++mt) pa_mma_16816<T>(ls[mt], pf[mt].a[kk], ones, ones);
-        }
+        for (int mt = 0; mt < m_tiles; ++mt) pa_mma_16816<T>(ls[mt], pf[mt].a[kk], ones, ones);
       }
       (void)ones;
     }
@@ -303,13 +309,16 @@ struct pa_ampere_frag {
       (void)sel;
       (void)t;
 #pragma unroll
-      for (int kk = 0; kk < PV_STEPS; ++kk) {
-        pf.a[kk][0] = pa_pack2<T>(x[2 * kk][0], x[2 * kk][1]);
-        pf.a[kk][1] = pa_pack2<T>(x[2 * kk][2], x[2 * kk][3]);
-        pf.a[kk][2] = pa_pack2<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
-        pf.a[kk][3] = pa_pack2<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
-      }
+      for (int kk = 0; kk < PV_STEPS; ++kk) to_p_step(x, pf, kk);
     }
+  }
+
+  /* to_p's k16 step kk alone (dense rows): P's A fragment of keys 16kk .. +15 */
+  __device__ __forceinline__ static void to_p_step(const x_frag &x, p_frag &pf, int kk) {
+    pf.a[kk][0] = pa_pack2<T>(x[2 * kk][0], x[2 * kk][1]);
+    pf.a[kk][1] = pa_pack2<T>(x[2 * kk][2], x[2 * kk][3]);
+    pf.a[kk][2] = pa_pack2<T>(x[2 * kk + 1][0], x[2 * kk + 1][1]);
+    pf.a[kk][3] = pa_pack2<T>(x[2 * kk + 1][2], x[2 * kk + 1][3]);
   }
 
   /* The epilogue after step 4: O through the warp's own rows of the Q tile (swizzled)

@@ -176,6 +176,51 @@ __device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::ro
   return true;
 }
 
+/* pa_tile_softmax_keep's steps 1-2 alone: the vote, and where it fails m, alpha and l's
+ * rescale; s is untouched, and the caller takes step 3 itself (pa_tile_softmax_exp_range,
+ * in parts: the Ampere kernel's "-x" rows, decision 142). Returns whether any m moved. */
+template <typename F>
+__device__ __forceinline__ bool pa_tile_softmax_keep_ref(pa_softmax_row (&row)[F::rows],
+                                                         const typename F::frag &s, float xscale,
+                                                         float keep_log2,
+                                                         float (&alpha)[F::rows]) {
+  float tm[F::rows];
+  bool grow = false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    tm[r] = pa_tile_thread_row_max<F, true>(s, r);
+    grow |= !(fmaf(tm[r], xscale, -row[r].m * xscale) <= keep_log2);
+  }
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) alpha[r] = 1.0f;
+  if (!F::any(grow)) return false;
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    pa_tile_softmax_fold_max<F>(row[r], F::row_max(tm[r]), xscale, alpha[r]);
+    pa_softmax_rescale(&row[r], alpha[r]);
+  }
+  return true;
+}
+
+/* Step 3 on the element pairs k0 .. k1 - 1 of every row: s becomes p in place, and (SUM)
+ * sum[r] gains their sum; the caller adds sum to l once its last part is taken. */
+template <typename F, bool SUM = true>
+__device__ __forceinline__ void pa_tile_softmax_exp_range(const pa_softmax_row (&row)[F::rows],
+                                                          typename F::frag &s, float xscale,
+                                                          int k0, int k1,
+                                                          float (&sum)[F::rows]) {
+#pragma unroll
+  for (int r = 0; r < F::rows; ++r) {
+    const float ref = pa_softmax_ref(&row[r]) * xscale;
+#pragma unroll
+    for (int k = k0; k < k1; ++k) {
+      F::at(s, r, k, 0) = F::exp2(fmaf(F::at(s, r, k, 0), xscale, -ref));
+      F::at(s, r, k, 1) = F::exp2(fmaf(F::at(s, r, k, 1), xscale, -ref));
+      if (SUM) sum[r] += F::at(s, r, k, 0) + F::at(s, r, k, 1);
+    }
+  }
+}
+
 /* Step 3 on row r against the reference ref (m xscale, less any gain): s becomes
  * exp2(x xscale - ref) in place; returns (SUM; else 0) the thread's sum of them, added in
  * four interleaved chains: a vote waits for the sum, and a single chain of elems / 2

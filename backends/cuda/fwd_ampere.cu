@@ -30,6 +30,11 @@
 #ifndef PA_CUDA_AMPERE_M3
 #define PA_CUDA_AMPERE_M3 0
 #endif
+/* PA_CUDA_AMPERE_XPV=1: the "-x" rows (m2k64-km-rs-x, m2k128tj-x; decision 142) also in a
+ * build without the tuning variants (bench/gpu/s49_x.sh's module) */
+#ifndef PA_CUDA_AMPERE_XPV
+#define PA_CUDA_AMPERE_XPV 0
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +88,7 @@ int pa_bucket(const pa_problem *p) {
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
     "base",    "m2",       "m2j",      "m2k64",       "m2k64j",      "m2k128",     "m2k128t",
     "m2k128tj", "m2k64-km", "m2k128tj-km", "m2k128tj-rs", "m2k64-km-rs", "m3k64tj", "m3k64t",
-    "auto"};
+    "m2k64-km-rs-x", "m2k128tj-x", "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -96,9 +101,10 @@ int pa_variant() {
 /* The (head dim, variant) instantiations compiled: hd64 m2k128tj, hd128 m2k64-km-rs and
  * m2k64-km (what "auto" runs: the latter with LSE or 2:4, pa_variant_for), and with
  * PA_CUDA_TUNING_VARIANTS (CMake option POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2,
- * m2j, m2k128, m2k128t, m2k128tj-km, m2k128tj-rs, m3k64tj and m3k64t (the last two also
- * with PA_CUDA_AMPERE_M3), hd128 base, m2, m2k64j and m2k64 (m2j runs m2's row; the "-rs"
- * rows without their 2:4 kernels); a variant without a compiled row
+ * m2j, m2k128, m2k128t, m2k128tj-km, m2k128tj-rs, m3k64tj and m3k64t (these two also with
+ * PA_CUDA_AMPERE_M3) and m2k128tj-x, hd128 base, m2, m2k64j, m2k64 and m2k64-km-rs-x (the
+ * "-x" rows also with PA_CUDA_AMPERE_XPV; m2j runs m2's row; the "-rs" rows without their
+ * 2:4 kernels); a variant without a compiled row
  * runs the head dim's "auto" row. Every other head dim runs its base row, whatever the
  * variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
  * for each compiled pair. */
@@ -127,7 +133,8 @@ int pa_variant_for(const pa_problem *p, int variant) {
   if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(pa_bucket(p));
   if (!p->lse.buf && p->sparsity != POLYATTN_SPARSITY_NM_2_4) return variant;
   if (variant == PA_VARIANT_M2K128TJRS) return PA_VARIANT_M2K128TJ;
-  if (variant == PA_VARIANT_M2K64KMRS) return PA_VARIANT_M2K64KM;
+  if (variant == PA_VARIANT_M2K64KMRS || variant == PA_VARIANT_M2K64KMRSX)
+    return PA_VARIANT_M2K64KM;
   return variant;
 }
 
@@ -150,6 +157,9 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M3K64TJ) return f(pa_inst<64, PA_VARIANT_M3K64TJ>());
     if (variant == PA_VARIANT_M3K64T) return f(pa_inst<64, PA_VARIANT_M3K64T>());
 #endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_XPV
+    if (variant == PA_VARIANT_M2K128TJX) return f(pa_inst<64, PA_VARIANT_M2K128TJX>());
+#endif
     return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
@@ -159,6 +169,9 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
     if (variant == PA_VARIANT_M2 || variant == PA_VARIANT_M2J) /* no m2j row: spills */
       return f(pa_inst<128, PA_VARIANT_M2>());
     if (variant == PA_VARIANT_BASE) return f(pa_inst<128, PA_VARIANT_BASE>());
+#endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_XPV
+    if (variant == PA_VARIANT_M2K64KMRSX) return f(pa_inst<128, PA_VARIANT_M2K64KMRSX>());
 #endif
     if (variant == PA_VARIANT_M2K64KMRS) return f(pa_inst<128, PA_VARIANT_M2K64KMRS>());
     return f(pa_inst<128, PA_VARIANT_M2K64KM>());

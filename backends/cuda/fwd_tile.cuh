@@ -147,48 +147,104 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
     const auto s_v = st.v_tile(s_k);
     const int k0 = n * BK;
     typename L::p_frag pf[MT]; /* P as the operand of P.V */
-    if (warp_active && !tile_skip) {
-      typename L::s_frag s[MT]; /* S per M tile */
-      w.qk(s, q, s_k);
-
-      /* Scores and masks; then softmax steps 1-3 of common/softmax.h, per M tile. */
-      const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+    if constexpr (L::xpv) {
+      /* Step 3 in P.V's k16 steps (decision 142): steps 1-2 for every M tile, V's barrier,
+       * then per key step the exponentials of its P fragments and its products, so that one
+       * step's exponentials can issue beside the previous step's mma. */
+      typename L::s_frag s[MT]; /* S per M tile, P in place once step 3 has run */
+      if (warp_active && !tile_skip) {
+        w.qk(s, q, s_k);
+        const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        pa_tile_scores<s_map>(s[mt], p, c, general, slope, range, tile_partial, k0,
-                              c.i0 + wrow + L::m_rows * mt + L::thread_row(lane), key_t);
-        typename L::select_t sel;
-        typename L::x_frag &x = L::softmax_operand(s[mt], sel, sp24_select, key_t);
-        float alpha[x_map::rows];
-        if constexpr (L::keep_max != 0) {
-          /* the kept maximum: O is rescaled only on tiles where some row's m moved */
-          if (pa_tile_softmax_keep<x_map, 0, !L::rowsum>(sm[mt], x, xscale,
-                                                          PA_SOFTMAX_KEEP_LOG2, alpha))
-            pa_tile_softmax_rescale_acc<o_map>(alpha, o[mt]);
-        } else {
-          pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], x, xscale, alpha);
-          pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
-          pa_tile_softmax_accumulate<x_map, false, 0, !L::rowsum>(sm[mt], x, xscale);
+        for (int mt = 0; mt < MT; ++mt) {
+          pa_tile_scores<s_map>(s[mt], p, c, general, slope, range, tile_partial, k0,
+                                c.i0 + wrow + L::m_rows * mt + L::thread_row(lane), key_t);
+          float alpha[x_map::rows];
+          if constexpr (L::keep_max != 0) {
+            if (pa_tile_softmax_keep_ref<x_map>(sm[mt], s[mt], xscale, PA_SOFTMAX_KEEP_LOG2,
+                                                alpha))
+              pa_tile_softmax_rescale_acc<o_map>(alpha, o[mt]);
+          } else {
+            pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], s[mt], xscale, alpha);
+            pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
+          }
         }
-        L::to_p(x, sel, pf[mt], key_t);
       }
-    }
-
-    if (!JOINT) {
-      st.wait_v(next < n_hi);
-      __syncthreads(); /* V[n] visible */
-    }
-
-    if (warp_active && !tile_skip) {
-      if constexpr (L::rowsum) {
-        float ls[MT][4]; /* the tile's row sums of P (rowsum) */
-        w.pv(o, pf, s_v, ls);
+      if (!JOINT) {
+        st.wait_v(next < n_hi);
+        __syncthreads(); /* V[n] visible */
+      }
+      if (warp_active && !tile_skip) {
+        float sum[MT][x_map::rows]; /* the tile's row sums of p (without rowsum) */
+        float ls[L::rowsum ? MT : 1][4]; /* the tile's row sums of P (rowsum) */
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+          for (int r = 0; r < x_map::rows; ++r) sum[mt][r] = 0.0f;
+          if (L::rowsum) ls[L::rowsum ? mt : 0][0] = ls[L::rowsum ? mt : 0][1] =
+              ls[L::rowsum ? mt : 0][2] = ls[L::rowsum ? mt : 0][3] = 0.0f;
+        }
+#pragma unroll
+        for (int kk = 0; kk < L::PV_STEPS; ++kk) {
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            pa_tile_softmax_exp_range<x_map, !L::rowsum>(sm[mt], s[mt], xscale, 2 * kk,
+                                                          2 * kk + 2, sum[mt]);
+            L::to_p_step(s[mt], pf[mt], kk);
+          }
+          w.template pv_step<L::rowsum != 0>(o, pf, s_v, ls, kk);
+        }
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-          for (int r = 0; r < 2; ++r) pa_softmax_accumulate(&sm[mt][r], ls[mt][2 * r]);
-      } else {
-        w.pv(o, pf, s_v);
+          for (int r = 0; r < x_map::rows; ++r) /* rowsum: ls[mt][2r] is row r (2 rows) */
+            pa_softmax_accumulate(&sm[mt][r], L::rowsum ? ls[L::rowsum ? mt : 0][2 * r]
+                                                        : sum[mt][r]);
+      }
+    } else {
+      if (warp_active && !tile_skip) {
+        typename L::s_frag s[MT]; /* S per M tile */
+        w.qk(s, q, s_k);
+
+        /* Scores and masks; then softmax steps 1-3 of common/softmax.h, per M tile. */
+        const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          pa_tile_scores<s_map>(s[mt], p, c, general, slope, range, tile_partial, k0,
+                                c.i0 + wrow + L::m_rows * mt + L::thread_row(lane), key_t);
+          typename L::select_t sel;
+          typename L::x_frag &x = L::softmax_operand(s[mt], sel, sp24_select, key_t);
+          float alpha[x_map::rows];
+          if constexpr (L::keep_max != 0) {
+            /* the kept maximum: O is rescaled only on tiles where some row's m moved */
+            if (pa_tile_softmax_keep<x_map, 0, !L::rowsum>(sm[mt], x, xscale,
+                                                            PA_SOFTMAX_KEEP_LOG2, alpha))
+              pa_tile_softmax_rescale_acc<o_map>(alpha, o[mt]);
+          } else {
+            pa_tile_softmax_update_max<x_map, L::tree_max != 0>(sm[mt], x, xscale, alpha);
+            pa_tile_softmax_rescale<o_map>(sm[mt], alpha, o[mt]);
+            pa_tile_softmax_accumulate<x_map, false, 0, !L::rowsum>(sm[mt], x, xscale);
+          }
+          L::to_p(x, sel, pf[mt], key_t);
+        }
+      }
+
+      if (!JOINT) {
+        st.wait_v(next < n_hi);
+        __syncthreads(); /* V[n] visible */
+      }
+
+      if (warp_active && !tile_skip) {
+        if constexpr (L::rowsum) {
+          float ls[MT][4]; /* the tile's row sums of P (rowsum) */
+          w.pv(o, pf, s_v, ls);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+            for (int r = 0; r < 2; ++r) pa_softmax_accumulate(&sm[mt][r], ls[mt][2 * r]);
+        } else {
+          w.pv(o, pf, s_v);
+        }
       }
     }
     if (L::stages == 1 && next < n_hi) {

@@ -900,6 +900,20 @@ for _n, _dt, _s, _c in (("m364s2k", "bf16", 2048, False), ("m364s8k", "bf16", 81
     CASES[_n] = (_dt, 64, _s, _c, [_AMP, _AM3 % ("m3j", "m3k64tj"), _AM3 % ("m3", "m3k64t"),
                                    "flash"])
 
+# and the Ampere kernel's step 3 in P.V's k16 steps ("-x", decision 142; bench/gpu/s49_x.sh):
+# the default row beside its "-x" form (m2k64-km-rs-x, m2k128tj-x) and SDPA flash; only in a
+# module that compiles them (a tuning build, or PA_CUDA_AMPERE_XPV=1)
+_AX = {64: "m2k128tj-x", 128: "m2k64-km-rs-x"}
+for _n, _dt, _d, _s, _c in (("xq128s2k", "bf16", 128, 2048, False),
+                            ("xq128s8k", "bf16", 128, 8192, False),
+                            ("xq128s16k", "bf16", 128, 16384, False),
+                            ("xq128c8k", "bf16", 128, 8192, True),
+                            ("xq128h8k", "fp16", 128, 8192, False),
+                            ("xq64s2k", "bf16", 64, 2048, False),
+                            ("xq64s8k", "bf16", 64, 8192, False),
+                            ("xq64c8k", "bf16", 64, 8192, True)):
+    CASES[_n] = (_dt, _d, _s, _c, [_AMP, _AM3 % ("x", _AX[_d]), "flash"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with

@@ -9,6 +9,8 @@
 #     on five hd64 cases with m3k64tj, memcheck with m3k64t;
 #  3. clock_probe's m364* cases (two rounds, sustained): the default row beside both m3 rows
 #     and SDPA flash.
+# Run in the forty-ninth session on an H100 (179 s; bench/results/2026-12-07s49-m3/): 8-17%
+# slower than the default row, not kept (decision 141).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s49.sh   (~5 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s49 'pa_ampere_fwd_kernelI(13__nv_bfloat16|6__half)Li64ELi1[23]ELb0E' 4 test_forward
