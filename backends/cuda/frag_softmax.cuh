@@ -149,29 +149,47 @@ __device__ __forceinline__ void pa_tile_softmax_accumulate(pa_softmax_row (&row)
  * pa_tile_softmax_accumulate; the largest p is then 2^(keep_log2 + LOG2_GAIN), which the
  * caller's number format must hold. The threads' row maxima are the balanced trees
  * (TREE), whatever the caller's steps 1-3 use otherwise: the same values. */
-template <typename F, int LOG2_GAIN = 0, bool SUM = true>
-__device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::rows],
-                                                     typename F::frag &s, float xscale,
-                                                     float keep_log2, float (&alpha)[F::rows]) {
-  float tm[F::rows];
+/* The kept maximum's test in one thread: tm gets the thread's row maxima (trees); returns
+ * whether any of them exceeds its row's m by more than keep_log2 (m = -inf: +inf or NaN, so
+ * the warp updates). The warp's vote on it is the caller's. */
+template <typename F>
+__device__ __forceinline__ bool pa_tile_keep_grows(const pa_softmax_row (&row)[F::rows],
+                                                   const typename F::frag &s, float xscale,
+                                                   float keep_log2, float (&tm)[F::rows]) {
   bool grow = false;
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
     tm[r] = pa_tile_thread_row_max<F, true>(s, r);
-    /* m = -inf: +inf or NaN, so the warp updates */
     grow |= !(fmaf(tm[r], xscale, -row[r].m * xscale) <= keep_log2);
   }
-  if (!F::any(grow)) {
-#pragma unroll
-    for (int r = 0; r < F::rows; ++r) alpha[r] = 1.0f;
-    pa_tile_softmax_accumulate<F, false, LOG2_GAIN, SUM>(row, s, xscale);
-    return false;
-  }
+  return grow;
+}
+
+/* Where the vote failed: m from the rows' maxima (tm, reduced over each row's lanes here),
+ * alpha, and l rescaled. */
+template <typename F>
+__device__ __forceinline__ void pa_tile_keep_fold(pa_softmax_row (&row)[F::rows],
+                                                  const float (&tm)[F::rows], float xscale,
+                                                  float (&alpha)[F::rows]) {
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) {
     pa_tile_softmax_fold_max<F>(row[r], F::row_max(tm[r]), xscale, alpha[r]);
     pa_softmax_rescale(&row[r], alpha[r]);
   }
+}
+
+template <typename F, int LOG2_GAIN = 0, bool SUM = true>
+__device__ __forceinline__ bool pa_tile_softmax_keep(pa_softmax_row (&row)[F::rows],
+                                                     typename F::frag &s, float xscale,
+                                                     float keep_log2, float (&alpha)[F::rows]) {
+  float tm[F::rows];
+  if (!F::any(pa_tile_keep_grows<F>(row, s, xscale, keep_log2, tm))) {
+#pragma unroll
+    for (int r = 0; r < F::rows; ++r) alpha[r] = 1.0f;
+    pa_tile_softmax_accumulate<F, false, LOG2_GAIN, SUM>(row, s, xscale);
+    return false;
+  }
+  pa_tile_keep_fold<F>(row, tm, xscale, alpha);
   pa_tile_softmax_accumulate<F, false, LOG2_GAIN, SUM>(row, s, xscale);
   return true;
 }
@@ -185,20 +203,11 @@ __device__ __forceinline__ bool pa_tile_softmax_keep_ref(pa_softmax_row (&row)[F
                                                          float keep_log2,
                                                          float (&alpha)[F::rows]) {
   float tm[F::rows];
-  bool grow = false;
-#pragma unroll
-  for (int r = 0; r < F::rows; ++r) {
-    tm[r] = pa_tile_thread_row_max<F, true>(s, r);
-    grow |= !(fmaf(tm[r], xscale, -row[r].m * xscale) <= keep_log2);
-  }
+  const bool grow = pa_tile_keep_grows<F>(row, s, xscale, keep_log2, tm);
 #pragma unroll
   for (int r = 0; r < F::rows; ++r) alpha[r] = 1.0f;
   if (!F::any(grow)) return false;
-#pragma unroll
-  for (int r = 0; r < F::rows; ++r) {
-    pa_tile_softmax_fold_max<F>(row[r], F::row_max(tm[r]), xscale, alpha[r]);
-    pa_softmax_rescale(&row[r], alpha[r]);
-  }
+  pa_tile_keep_fold<F>(row, tm, xscale, alpha);
   return true;
 }
 

@@ -146,6 +146,11 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
     const auto s_k = st.k_tile(stage);
     const auto s_v = st.v_tile(s_k);
     const int k0 = n * BK;
+    /* the score pass (scores and masks) on M tile mt's S */
+    const auto score_pass = [&](typename L::s_frag &sf, int mt, bool range) {
+      pa_tile_scores<s_map>(sf, p, c, general, slope, range, tile_partial, k0,
+                            c.i0 + wrow + L::m_rows * mt + L::thread_row(lane), key_t);
+    };
     typename L::p_frag pf[MT]; /* P as the operand of P.V */
     if constexpr (L::xpv) {
       /* Step 3 in P.V's k16 steps (decision 142): steps 1-2 for every M tile, V's barrier,
@@ -157,8 +162,7 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
-          pa_tile_scores<s_map>(s[mt], p, c, general, slope, range, tile_partial, k0,
-                                c.i0 + wrow + L::m_rows * mt + L::thread_row(lane), key_t);
+          score_pass(s[mt], mt, range);
           float alpha[x_map::rows];
           if constexpr (L::keep_max != 0) {
             if (pa_tile_softmax_keep_ref<x_map>(sm[mt], s[mt], xscale, PA_SOFTMAX_KEEP_LOG2,
@@ -210,8 +214,7 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
-          pa_tile_scores<s_map>(s[mt], p, c, general, slope, range, tile_partial, k0,
-                                c.i0 + wrow + L::m_rows * mt + L::thread_row(lane), key_t);
+          score_pass(s[mt], mt, range);
           typename L::select_t sel;
           typename L::x_frag &x = L::softmax_operand(s[mt], sel, sp24_select, key_t);
           float alpha[x_map::rows];

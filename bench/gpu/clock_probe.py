@@ -480,16 +480,13 @@ for _n, _d, _s, _c in (("fk128s2k", 128, 2048, False), ("fk128s8k", 128, 8192, F
 # sums l by the tensor cores ("-rs", decision 125; run only without LSE, as here) beside
 # the default row they were made from and SDPA flash
 _ARS = {64: "m2k128tj-rs", 128: "m2k64-km-rs"}
-for _n, _dt, _d, _s, _c in (("rs64s2k", "bf16", 64, 2048, False),
-                            ("rs64s8k", "bf16", 64, 8192, False),
-                            ("rs64c8k", "bf16", 64, 8192, True),
-                            ("rs64s16k", "bf16", 64, 16384, False),
-                            ("rs64h8k", "fp16", 64, 8192, False),
-                            ("rs128s2k", "bf16", 128, 2048, False),
-                            ("rs128s8k", "bf16", 128, 8192, False),
-                            ("rs128c8k", "bf16", 128, 8192, True),
-                            ("rs128s16k", "bf16", 128, 16384, False),
-                            ("rs128h8k", "fp16", 128, 8192, False)):
+# the Ampere rows' shapes (name suffix, dtype, head dim, S, causal); also the xq* cases below
+_ASHAPES = tuple(("%d%s" % (_d, _x), _dt, _d, _s, _c) for _d in (64, 128)
+                 for _x, _dt, _s, _c in (("s2k", "bf16", 2048, False), ("s8k", "bf16", 8192, False),
+                                         ("c8k", "bf16", 8192, True),
+                                         ("s16k", "bf16", 16384, False),
+                                         ("h8k", "fp16", 8192, False)))
+for _n, _dt, _d, _s, _c in (("rs" + _x, _dt, _d, _s, _c) for _x, _dt, _d, _s, _c in _ASHAPES):
     CASES[_n] = (_dt, _d, _s, _c,
                  [_AMP, "pa:rs@POLYATTN_CUDA_KERNEL=ampere&POLYATTN_CUDA_AMPERE_VARIANT=" + _ARS[_d],
                   "flash"])
@@ -904,15 +901,8 @@ for _n, _dt, _s, _c in (("m364s2k", "bf16", 2048, False), ("m364s8k", "bf16", 81
 # the default row beside its "-x" form (m2k64-km-rs-x, m2k128tj-x) and SDPA flash; only in a
 # module that compiles them (a tuning build, or PA_CUDA_AMPERE_XPV=1)
 _AX = {64: "m2k128tj-x", 128: "m2k64-km-rs-x"}
-for _n, _dt, _d, _s, _c in (("xq128s2k", "bf16", 128, 2048, False),
-                            ("xq128s8k", "bf16", 128, 8192, False),
-                            ("xq128s16k", "bf16", 128, 16384, False),
-                            ("xq128c8k", "bf16", 128, 8192, True),
-                            ("xq128h8k", "fp16", 128, 8192, False),
-                            ("xq64s2k", "bf16", 64, 2048, False),
-                            ("xq64s8k", "bf16", 64, 8192, False),
-                            ("xq64c8k", "bf16", 64, 8192, True)):
-    CASES[_n] = (_dt, _d, _s, _c, [_AMP, _AM3 % ("x", _AX[_d]), "flash"])
+for _x, _dt, _d, _s, _c in _ASHAPES:
+    CASES["xq" + _x] = (_dt, _d, _s, _c, [_AMP, _AM3 % ("x", _AX[_d]), "flash"])
 
 
 class Sampler:

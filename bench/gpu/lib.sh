@@ -455,6 +455,26 @@ pa_ampere_suites() {
   unset POLYATTN_TEST_BACKENDS
 }
 
+# The Ampere kernel forced onto a row (s49.sh, s49_x.sh), each step in the background:
+# pa_ampere_row_sweep NAME ENV...: step sweep-NAME, the forward sweep with ENV set;
+# pa_ampere_row_sanitize TOOL NAME CASES ENV...: step TOOL-NAME, compute-sanitizer TOOL on the
+# sweep's CASES with ENV set.
+pa_ampere_row_sweep() {
+  local name=$1
+  shift
+  step_bg "sweep-$name" 240 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere "$@" \
+    test_forward --verbose --filter 'forward/sweep' --jobs 3
+}
+pa_ampere_row_sanitize() {
+  local tool=$1 name=$2 cases=$3 cs
+  shift 3
+  cs=$(command -v compute-sanitizer ||
+    ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  step_bg "$tool-$name" 240 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere "$@" \
+    POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+    test_forward --filter 'forward/sweep' --jobs 2
+}
+
 # pa_require_kernels REGEX COUNT: step rows, passing only if the CUDA module in .devkit
 # holds COUNT distinct kernels whose names match REGEX (cuobjdump's resource listing):
 # a tuning script's check that the library it times is a tuning build (a variable naming

@@ -14,22 +14,12 @@
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s49.sh   (~5 min)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s49 'pa_ampere_fwd_kernelI(13__nv_bfloat16|6__half)Li64ELi1[23]ELb0E' 4 test_forward
-export POLYATTN_TEST_BACKENDS=cuda
-for v in m3k64tj m3k64t; do
-  step_bg "sweep-$v" 240 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_CUDA_AMPERE_VARIANT=$v \
-    test_forward --verbose --filter 'forward/sweep' --jobs 3
-done
-cs=$(command -v compute-sanitizer ||
-  ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+for v in m3k64tj m3k64t; do pa_ampere_row_sweep $v POLYATTN_CUDA_AMPERE_VARIANT=$v; done
 HCASES=d64_s64_h4,dv32_d64,s1500_d64,s1500_causal_d64,s2500_causal_softcap_d64
 for vt in m3k64tj:memcheck m3k64tj:racecheck m3k64t:memcheck; do
-  v=${vt%%:*} tool=${vt##*:}
-  step_bg "$tool-$v" 240 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_CUDA_AMPERE_VARIANT=$v \
-    POLYATTN_TEST_CASES="$HCASES" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-    test_forward --filter 'forward/sweep' --jobs 2
+  pa_ampere_row_sanitize "${vt##*:}" "${vt%%:*}" "$HCASES" POLYATTN_CUDA_AMPERE_VARIANT="${vt%%:*}"
 done
 step_wait
-unset POLYATTN_TEST_BACKENDS
 pa_check_summary
 pa_probe "${PROBE_CASES:-m364s8k,m364s2k,m364s16k,m364c8k,m364h8k}" 2 300
 pa_gpu_pack_keep probe.log

@@ -15,27 +15,19 @@
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s49_x 'pa_ampere_fwd_kernelI(13__nv_bfloat16|6__half)Li(128ELi14|64ELi15)ELb0E' 4 \
   test_forward
-export POLYATTN_TEST_BACKENDS=cuda
-A="env POLYATTN_CUDA_KERNEL=ampere"
-step_bg sweep-x128-nolse 240 $A POLYATTN_CUDA_AMPERE_VARIANT=m2k64-km-rs-x POLYATTN_TEST_NO_LSE=1 \
-  test_forward --verbose --filter 'forward/sweep' --jobs 3
-step_bg sweep-x64 240 $A POLYATTN_CUDA_AMPERE_VARIANT=m2k128tj-x \
-  test_forward --verbose --filter 'forward/sweep' --jobs 3
-cs=$(command -v compute-sanitizer ||
-  ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+X128="POLYATTN_CUDA_AMPERE_VARIANT=m2k64-km-rs-x POLYATTN_TEST_NO_LSE=1"
+X64=POLYATTN_CUDA_AMPERE_VARIANT=m2k128tj-x
+pa_ampere_row_sweep x128-nolse $X128
+pa_ampere_row_sweep x64 $X64
 C128=s1000_causal_d128,s4352_d128,auto_clustered_causal_gqa,block_dense1_sparse,d128_s128_b2
 C64=d64_s64_h4,dv32_d64,s1500_d64,s1500_causal_d64,s2500_causal_softcap_d64
 for tool in memcheck racecheck; do
-  step_bg "$tool-x128" 240 $A POLYATTN_CUDA_AMPERE_VARIANT=m2k64-km-rs-x POLYATTN_TEST_NO_LSE=1 \
-    POLYATTN_TEST_CASES="$C128" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-    test_forward --filter 'forward/sweep' --jobs 2
-  step_bg "$tool-x64" 240 $A POLYATTN_CUDA_AMPERE_VARIANT=m2k128tj-x \
-    POLYATTN_TEST_CASES="$C64" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
-    test_forward --filter 'forward/sweep' --jobs 2
+  pa_ampere_row_sanitize $tool x128 "$C128" $X128
+  pa_ampere_row_sanitize $tool x64 "$C64" $X64
 done
 step_wait
-unset POLYATTN_TEST_BACKENDS
 pa_check_summary
-pa_probe "${PROBE_CASES:-xq128s8k,xq128s2k,xq128s16k,xq128c8k,xq128h8k,xq64s8k,xq64s2k,xq64c8k}" 2 330
+pa_probe "${PROBE_CASES:-xq128s8k,xq128s2k,xq128s16k,xq128c8k,xq128h8k,xq64s8k,xq64s2k,xq64c8k}" \
+  2 330
 pa_gpu_pack_keep probe.log
 pa_gpu_finish
