@@ -46,6 +46,7 @@ struct pa_ampere_frag {
     tree_max = cfg::tree_max,
     keep_max = cfg::keep_max,
     xpv = cfg::xpv && !SP24, /* step 3 in k16 steps between P.V's (fwd_tile.cuh; decision 142) */
+    late_kv = cfg::late_kv, /* the next tile's copies after Q.K^T (fwd_tile.cuh; decision 143) */
     rowsum = cfg::rowsum && !SP24, /* l by the tensor cores (warp_ops::pv's ls); not on mma.sp */
     stages = cfg::stages,
     list_offset = cfg::list_offset,

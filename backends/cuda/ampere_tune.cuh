@@ -53,8 +53,10 @@ enum pa_ampere_variant {
   PA_VARIANT_M3K64T = 13, /* "m3k64t": m3k64tj with K and V waited apart */
   PA_VARIANT_M2K64KMRSX = 14, /* "m2k64-km-rs-x": m2k64-km-rs, step 3 between P.V's k16 steps */
   PA_VARIANT_M2K128TJX = 15, /* "m2k128tj-x": m2k128tj, step 3 between P.V's k16 steps */
-  PA_VARIANT_AUTO = 16,   /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 17
+  PA_VARIANT_M2K64KMRSLK = 16, /* "m2k64-km-rs-lk": m2k64-km-rs, the next tile copied after Q.K^T */
+  PA_VARIANT_M2K128TJLK = 17, /* "m2k128tj-lk": m2k128tj, the next tile copied after Q.K^T */
+  PA_VARIANT_AUTO = 18,   /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 19
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
@@ -89,10 +91,11 @@ struct pa_ampere_tune;
 /* ptxas (nvcc 13.0), registers per thread sm_80 / sm_90, no spills:
  * base: hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246.
  * m2 / m2j: see the rows (fwd_ampere.cu compiles m2 for hd 64 and 128, m2j for hd 64). */
-#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP, RS, XPV)               \
+#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP, RS, XPV, LK)           \
   template <> struct pa_ampere_tune<D, V> {                                            \
     enum { warps = W, m_tiles = MT, block_k = BK, q_in_regs = QREGS, min_blocks = MINB, \
-           kv_sync = SYNC, tree_max = TREE, keep_max = KEEP, rowsum = RS, xpv = XPV };  \
+           kv_sync = SYNC, tree_max = TREE, keep_max = KEEP, rowsum = RS, xpv = XPV,    \
+           late_kv = LK };                                                              \
   }
 /* m_tiles: 16-row mma M tiles per warp (block_q = 16 * m_tiles * warps). Two tiles
  * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
@@ -117,13 +120,18 @@ struct pa_ampere_tune;
  *       can issue beside the previous step's mma. Rows m2k64-km-rs-x, m2k128tj-x (tuning rows;
  *       forty-ninth session on an H100, sustained: hd128 -4% to -6%, hd64 -3%; ptxas spills
  *       84 / 44 bytes, S waiting across V's barrier in fp32).
- *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep rs x */
-PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0);
+ * lk:   the next K/V tile's cp.async issued after the warp's Q.K^T (fwd_tile.cuh late_kv;
+ *       decision 143), not before it: the ~80 address instructions and 16 copies per thread
+ *       that follow each tile's barrier no longer stand before the first product. Rows
+ *       m2k64-km-rs-lk, m2k128tj-lk (tuning rows; forty-ninth session on an H100, sustained:
+ *       hd128 -4% to -5%, hd64 -1% to -2%; ptxas spills 60 / 52 bytes).
+ *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep rs x lk */
+PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
 /* Candidates (not measured yet): FlashAttention-2's sm80 warp shape, 4 warps x 32
  * rows, two blocks per SM so one block's barriers and softmax overlap the other's mma.
  * ptxas sm_80 / sm_90 registers, 0 spills: m2 hd64 255/255, m2 hd128 253/250,
@@ -131,27 +139,29 @@ PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,        
  * registers (block_k 64 spilled 4 bytes); m2j at hd128 spilled 8 bytes on sm_90
  * even at block_k 32, so m2j runs m2's hd128 row. smem: m2 hd64 48 KiB, m2 hd128
  * 64 KiB, m2j hd64 48 KiB (x2 blocks per SM). */
-PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJRS, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 1, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KMRS, 4,   2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0);
+PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJRS, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 1, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRS, 4,   2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 0);
 /* Three M tiles per warp at hd64 (decision 141; forty-ninth session, H100, sustained): each
  * K / V B fragment read by ldmatrix feeds three mma (ldmatrix bytes per mma -18%), but S
  * must shrink to 64-key tiles to fit (O 96 + S 96 registers; ptxas sm_90: 52 bytes of spill
  * loads, none in the key loop); 8-13% behind m2k128tj (m3k64t 11-17%), with 11-21% less work
  * per SM cycle. Tuning rows. */
-PA_TUNE(64,   PA_VARIANT_M3K64TJ, 4,     3,       64,      0,         2,          PA_KV_JOINT, 1, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M3K64T,  4,     3,       64,      0,         2,          PA_KV_SPLIT, 1, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KMRSX, 4,  2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 1);
-PA_TUNE(64,   PA_VARIANT_M2K128TJX, 4,   2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 1);
+PA_TUNE(64,   PA_VARIANT_M3K64TJ, 4,     3,       64,      0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M3K64T,  4,     3,       64,      0,         2,          PA_KV_SPLIT, 1, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRSX, 4,  2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 1, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJX, 4,   2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 1, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRSLK, 4, 2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 1);
+PA_TUNE(64,   PA_VARIANT_M2K128TJLK, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 1);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */
@@ -173,6 +183,7 @@ struct pa_ampere_cfg {
     keep_max = tune::keep_max,
     rowsum = tune::rowsum,
     xpv = tune::xpv,
+    late_kv = tune::late_kv,
     /* Query blocks launched last-first (causal: longest blocks first). Off in the
      * base rows, which stay as measured; on sm_80 it costs hd256 a register it does
      * not have (64 bytes of spills). */

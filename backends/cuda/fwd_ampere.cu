@@ -35,6 +35,11 @@
 #ifndef PA_CUDA_AMPERE_XPV
 #define PA_CUDA_AMPERE_XPV 0
 #endif
+/* PA_CUDA_AMPERE_LK=1: the "-lk" rows (m2k64-km-rs-lk, m2k128tj-lk; decision 143) also in a
+ * build without the tuning variants (bench/gpu/s49_x.sh FORM=lk's module) */
+#ifndef PA_CUDA_AMPERE_LK
+#define PA_CUDA_AMPERE_LK 0
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,7 +93,7 @@ int pa_bucket(const pa_problem *p) {
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
     "base",    "m2",       "m2j",      "m2k64",       "m2k64j",      "m2k128",     "m2k128t",
     "m2k128tj", "m2k64-km", "m2k128tj-km", "m2k128tj-rs", "m2k64-km-rs", "m3k64tj", "m3k64t",
-    "m2k64-km-rs-x", "m2k128tj-x", "auto"};
+    "m2k64-km-rs-x", "m2k128tj-x", "m2k64-km-rs-lk", "m2k128tj-lk", "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -102,9 +107,10 @@ int pa_variant() {
  * m2k64-km (what "auto" runs: the latter with LSE or 2:4, pa_variant_for), and with
  * PA_CUDA_TUNING_VARIANTS (CMake option POLYATTN_CUDA_TUNING_VARIANTS) also hd64 base, m2,
  * m2j, m2k128, m2k128t, m2k128tj-km, m2k128tj-rs, m3k64tj and m3k64t (these two also with
- * PA_CUDA_AMPERE_M3) and m2k128tj-x, hd128 base, m2, m2k64j, m2k64 and m2k64-km-rs-x (the
- * "-x" rows also with PA_CUDA_AMPERE_XPV; m2j runs m2's row; the "-rs" rows without their
- * 2:4 kernels); a variant without a compiled row
+ * PA_CUDA_AMPERE_M3), m2k128tj-x and m2k128tj-lk, hd128 base, m2, m2k64j, m2k64,
+ * m2k64-km-rs-x and m2k64-km-rs-lk (the "-x" rows also with PA_CUDA_AMPERE_XPV, the "-lk"
+ * rows with PA_CUDA_AMPERE_LK; m2j runs m2's row; the "-rs" rows without their 2:4
+ * kernels); a variant without a compiled row
  * runs the head dim's "auto" row. Every other head dim runs its base row, whatever the
  * variant. The callback gets the pair as a type: f(pa_inst<D, V>()) is instantiated
  * for each compiled pair. */
@@ -133,7 +139,8 @@ int pa_variant_for(const pa_problem *p, int variant) {
   if (variant == PA_VARIANT_AUTO) variant = pa_auto_variant(pa_bucket(p));
   if (!p->lse.buf && p->sparsity != POLYATTN_SPARSITY_NM_2_4) return variant;
   if (variant == PA_VARIANT_M2K128TJRS) return PA_VARIANT_M2K128TJ;
-  if (variant == PA_VARIANT_M2K64KMRS || variant == PA_VARIANT_M2K64KMRSX)
+  if (variant == PA_VARIANT_M2K64KMRS || variant == PA_VARIANT_M2K64KMRSX ||
+      variant == PA_VARIANT_M2K64KMRSLK)
     return PA_VARIANT_M2K64KM;
   return variant;
 }
@@ -160,6 +167,9 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
 #if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_XPV
     if (variant == PA_VARIANT_M2K128TJX) return f(pa_inst<64, PA_VARIANT_M2K128TJX>());
 #endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_LK
+    if (variant == PA_VARIANT_M2K128TJLK) return f(pa_inst<64, PA_VARIANT_M2K128TJLK>());
+#endif
     return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
@@ -172,6 +182,9 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
 #endif
 #if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_XPV
     if (variant == PA_VARIANT_M2K64KMRSX) return f(pa_inst<128, PA_VARIANT_M2K64KMRSX>());
+#endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_LK
+    if (variant == PA_VARIANT_M2K64KMRSLK) return f(pa_inst<128, PA_VARIANT_M2K64KMRSLK>());
 #endif
     if (variant == PA_VARIANT_M2K64KMRS) return f(pa_inst<128, PA_VARIANT_M2K64KMRS>());
     return f(pa_inst<128, PA_VARIANT_M2K64KM>());

@@ -141,7 +141,10 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
       bits = pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), it + 1);
       next = pa_block_entry_tile(bits);
     }
-    if (L::stages == 2 && next < n_hi) st.load_kv(next, stage ^ 1);
+    /* late_kv (decision 143): a warp with products to issue copies the next tile after its
+     * Q.K^T is issued; the others copy it here */
+    const bool busy = warp_active && !tile_skip;
+    if (L::stages == 2 && (!L::late_kv || !busy) && next < n_hi) st.load_kv(next, stage ^ 1);
 
     const auto s_k = st.k_tile(stage);
     const auto s_v = st.v_tile(s_k);
@@ -209,6 +212,7 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
       if (warp_active && !tile_skip) {
         typename L::s_frag s[MT]; /* S per M tile */
         w.qk(s, q, s_k);
+        if (L::late_kv && L::stages == 2 && next < n_hi) st.load_kv(next, stage ^ 1);
 
         /* Scores and masks; then softmax steps 1-3 of common/softmax.h, per M tile. */
         const bool range = !(c.lo_last <= k0 && c.hi_first >= k0 + BK);

@@ -903,6 +903,12 @@ for _n, _dt, _s, _c in (("m364s2k", "bf16", 2048, False), ("m364s8k", "bf16", 81
 _AX = {64: "m2k128tj-x", 128: "m2k64-km-rs-x"}
 for _x, _dt, _d, _s, _c in _ASHAPES:
     CASES["xq" + _x] = (_dt, _d, _s, _c, [_AMP, _AM3 % ("x", _AX[_d]), "flash"])
+# and the next tile's copies issued after the warp's Q.K^T ("-lk", decision 143;
+# bench/gpu/s49_x.sh FORM=lk): the default row beside its "-lk" form and SDPA flash; only in a module
+# that compiles them (a tuning build, or PA_CUDA_AMPERE_LK=1)
+_ALK = {64: "m2k128tj-lk", 128: "m2k64-km-rs-lk"}
+for _x, _dt, _d, _s, _c in _ASHAPES:
+    CASES["lq" + _x] = (_dt, _d, _s, _c, [_AMP, _AM3 % ("lk", _ALK[_d]), "flash"])
 
 
 class Sampler:
