@@ -141,8 +141,8 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
       bits = pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), it + 1);
       next = pa_block_entry_tile(bits);
     }
-    /* late_kv (decision 143): a warp with products to issue copies the next tile after its
-     * Q.K^T is issued; the others copy it here */
+    /* busy: this warp has rows and products on the tile. late_kv (decision 143): a busy warp
+     * copies the next tile after its Q.K^T is issued; the others copy it here */
     const bool busy = warp_active && !tile_skip;
     if (L::stages == 2 && (!L::late_kv || !busy) && next < n_hi) st.load_kv(next, stage ^ 1);
 
@@ -182,15 +182,8 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         __syncthreads(); /* V[n] visible */
       }
       if (warp_active && !tile_skip) {
-        float sum[MT][x_map::rows]; /* the tile's row sums of p (without rowsum) */
-        float ls[L::rowsum ? MT : 1][4]; /* the tile's row sums of P (rowsum) */
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-          for (int r = 0; r < x_map::rows; ++r) sum[mt][r] = 0.0f;
-          if (L::rowsum) ls[L::rowsum ? mt : 0][0] = ls[L::rowsum ? mt : 0][1] =
-              ls[L::rowsum ? mt : 0][2] = ls[L::rowsum ? mt : 0][3] = 0.0f;
-        }
+        float sum[MT][x_map::rows] = {}; /* the tile's row sums of p (without rowsum) */
+        float ls[MT][4] = {};               /* the tile's row sums of P (rowsum) */
 #pragma unroll
         for (int kk = 0; kk < L::PV_STEPS; ++kk) {
 #pragma unroll
@@ -205,8 +198,7 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
         for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
           for (int r = 0; r < x_map::rows; ++r) /* rowsum: ls[mt][2r] is row r (2 rows) */
-            pa_softmax_accumulate(&sm[mt][r], L::rowsum ? ls[L::rowsum ? mt : 0][2 * r]
-                                                        : sum[mt][r]);
+            pa_softmax_accumulate(&sm[mt][r], L::rowsum ? ls[mt][2 * r] : sum[mt][r]);
       }
     } else {
       if (warp_active && !tile_skip) {
