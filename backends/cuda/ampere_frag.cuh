@@ -47,6 +47,10 @@ struct pa_ampere_frag {
     keep_max = cfg::keep_max,
     xpv = cfg::xpv && !SP24, /* step 3 in k16 steps between P.V's (fwd_tile.cuh; decision 142) */
     late_kv = cfg::late_kv, /* the next tile's copies after Q.K^T (fwd_tile.cuh; decision 143) */
+    mask_guard = cfg::mask_guard, /* block-mask bits shifted per warp (fwd_tile.cuh; dec. 144) */
+    /* a whole next tile's copies in parts between Q.K^T's k16 steps (fwd_tile.cuh; decision
+     * 144); only where the whole-tile copies exist */
+    spread_kv = cfg::spread_kv && pa_tile_full_shape<cfg::block_k, D, cfg::threads>::ok,
     rowsum = cfg::rowsum && !SP24, /* l by the tensor cores (warp_ops::pv's ls); not on mma.sp */
     stages = cfg::stages,
     list_offset = cfg::list_offset,
@@ -137,6 +141,32 @@ struct pa_ampere_frag {
                                         p.head_dim_v, (const T *)p.v.ptr, ltid);
       pa_cp_async_commit();
     }
+    /* spread_kv: tile `tile` takes pa_tile_load_full's copies (every row inside the sequence,
+     * head dims = the bucket) */
+    __device__ __forceinline__ bool whole(int tile) const {
+      return c.seq.len_k - tile * block_k >= block_k && p.head_dim == D && p.head_dim_v == D;
+    }
+    /* spread_kv: part j of a whole tile's copies, one part per Q.K^T k16 step (QK_STEPS
+     * parts): K's passes in the first half of the parts, V's in the second, each half
+     * committed after its last part, so the groups are load_kv's (K, then V) */
+    __device__ __forceinline__ void load_kv_part(int tile, int st, int j) {
+      enum {
+        half = QK_STEPS / 2,
+        passes = pa_tile_full_shape<block_k, D, threads>::passes,
+        per = passes / half
+      };
+      static_assert(QK_STEPS % 2 == 0 && passes % half == 0, "whole passes per part");
+      int ltid = tid; /* opaque, as in load_kv: the offsets recomputed, not held */
+      asm volatile("" : "+r"(ltid));
+      const bool is_v = j >= half;
+      const int jj = is_v ? j - half : j;
+      const uint32_t s_t = s_kv + st * cfg::stage_bytes + (is_v ? cfg::kv_tile_bytes : 0);
+      const int64_t stride = is_v ? p.v.stride_s : p.k.stride_s;
+      const T *g = (is_v ? v_g : k_g) + (int64_t)tile * block_k * stride;
+      pa_tile_load_full<block_k, D, threads>(s_t, g, stride, (unsigned)ltid, jj * per,
+                                             jj * per + per);
+      if (jj == half - 1) pa_cp_async_commit();
+    }
     /* the prologue: Q and the first tile's K and V in flight (first) or nothing */
     __device__ __forceinline__ void wait_first() { pa_cp_async_wait<PENDING_FIRST_K_V>(); }
     __device__ __forceinline__ void wait_all() { pa_cp_async_wait<0>(); }
@@ -185,6 +215,12 @@ struct pa_ampere_frag {
 
     /* S = Q . K^T for every M tile; s_k: the K tile */
     __device__ __forceinline__ void qk(s_frag (&s)[m_tiles], const q_frag &q, uint32_t s_k) const {
+      qk(s, q, s_k, [](int) {});
+    }
+    /* the same, with between(kk) called after k16 step kk's products are issued (spread_kv) */
+    template <typename F>
+    __device__ __forceinline__ void qk(s_frag (&s)[m_tiles], const q_frag &q, uint32_t s_k,
+                                       F &&between) const {
 #pragma unroll
       for (int mt = 0; mt < m_tiles; ++mt)
 #pragma unroll
@@ -212,6 +248,7 @@ struct pa_ampere_frag {
             pa_mma_16816<T>(s[mt][2 * nn + 1], a[mt], bk[2], bk[3]);
           }
         }
+        between(kk);
       }
     }
 

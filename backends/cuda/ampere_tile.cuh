@@ -82,12 +82,14 @@ template <int ROWS, int D, int NT>
 struct pa_tile_full_shape {
   enum {
     chunks = pa_tile_layout<D>::chunks,
-    ok = NT % chunks == 0 && (NT / chunks) % 8 == 0 && ROWS % (NT / chunks) == 0
+    ok = NT % chunks == 0 && (NT / chunks) % 8 == 0 && ROWS % (NT / chunks) == 0,
+    passes = ok ? ROWS / (NT / chunks) : 0 /* copies per thread */
   };
 };
 template <int ROWS, int D, int NT, typename T>
-__device__ __forceinline__ void pa_tile_load_full(uint32_t dst, const T *src, int64_t row_stride,
-                                                  unsigned tid) {
+__device__ __forceinline__ void pa_tile_load_full(
+    uint32_t dst, const T *src, int64_t row_stride, unsigned tid, int k0 = 0,
+    int k1 = pa_tile_full_shape<ROWS, D, NT>::passes) {
   typedef pa_tile_layout<D> L;
   enum { pass_rows = NT / L::chunks, passes = ROWS / pass_rows };
   static_assert(pa_tile_full_shape<ROWS, D, NT>::ok,
@@ -98,7 +100,8 @@ __device__ __forceinline__ void pa_tile_load_full(uint32_t dst, const T *src, in
   const uint32_t d = dst + L::offset((int)row, (int)chunk);
 #pragma unroll
   for (int k = 0; k < passes; ++k)
-    pa_cp_async_16_full(d + k * pass_rows * L::chunks * 16, g + k * step);
+    if (k >= k0 && k < k1) /* passes [k0, k1) only (compile-time bounds once inlined) */
+      pa_cp_async_16_full(d + k * pass_rows * L::chunks * 16, g + k * step);
 }
 
 /* ldmatrix row addresses. Every operand tile is read as 16 x 16 blocks of four 8x8

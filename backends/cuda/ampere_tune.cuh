@@ -55,8 +55,12 @@ enum pa_ampere_variant {
   PA_VARIANT_M2K128TJX = 15, /* "m2k128tj-x": m2k128tj, step 3 between P.V's k16 steps */
   PA_VARIANT_M2K64KMRSLK = 16, /* "m2k64-km-rs-lk": m2k64-km-rs, the next tile copied after Q.K^T */
   PA_VARIANT_M2K128TJLK = 17, /* "m2k128tj-lk": m2k128tj, the next tile copied after Q.K^T */
-  PA_VARIANT_AUTO = 18,   /* "auto": per head dim, the variant measured fastest (below) */
-  PA_VARIANT_COUNT = 19
+  PA_VARIANT_M2K64KMRSMGSC = 18, /* "m2k64-km-rs-mg-sc": m2k64-km-rs, the next tile's copies
+                                  * between Q.K^T's k16 steps, mask bits per warp (decision 144) */
+  PA_VARIANT_M2K128TJSC = 19, /* "m2k128tj-sc": m2k128tj with the copies between Q.K^T's steps */
+  PA_VARIANT_M2K128TJMG = 20, /* "m2k128tj-mg": m2k128tj with the mask bits per warp */
+  PA_VARIANT_AUTO = 21,   /* "auto": per head dim, the variant measured fastest (below) */
+  PA_VARIANT_COUNT = 22
 };
 
 /* The default is "auto": per head-dim bucket the variant measured fastest on the H200
@@ -91,11 +95,11 @@ struct pa_ampere_tune;
 /* ptxas (nvcc 13.0), registers per thread sm_80 / sm_90, no spills:
  * base: hd32 127/128, hd64 246/247, hd96 199/192, hd128 230/228, hd192 233/238, hd256 255/246.
  * m2 / m2j: see the rows (fwd_ampere.cu compiles m2 for hd 64 and 128, m2j for hd 64). */
-#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP, RS, XPV, LK)           \
+#define PA_TUNE(D, V, W, MT, BK, QREGS, MINB, SYNC, TREE, KEEP, RS, XPV, LK, MG, SC)   \
   template <> struct pa_ampere_tune<D, V> {                                            \
     enum { warps = W, m_tiles = MT, block_k = BK, q_in_regs = QREGS, min_blocks = MINB, \
            kv_sync = SYNC, tree_max = TREE, keep_max = KEEP, rowsum = RS, xpv = XPV,    \
-           late_kv = LK };                                                              \
+           late_kv = LK, mask_guard = MG, spread_kv = SC };                             \
   }
 /* m_tiles: 16-row mma M tiles per warp (block_q = 16 * m_tiles * warps). Two tiles
  * per warp reuse every K / V B-fragment read by ldmatrix for two mma: at one tile
@@ -125,13 +129,23 @@ struct pa_ampere_tune;
  *       that follow each tile's barrier no longer stand before the first product. Rows
  *       m2k64-km-rs-lk, m2k128tj-lk (tuning rows; forty-ninth session on an H100, sustained:
  *       hd128 -4% to -5%, hd64 -1% to -2%; ptxas spills 60 / 52 bytes).
- *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep rs x lk */
-PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
+ * mg:   the block-mask entry's row-group bits shifted to the warp's when the entry is read
+ *       (fwd_tile.cuh mask_guard; decision 144), so the loop tests fixed bits and holds no
+ *       per-warp masks (hd64's m2k128tj spills them: two local loads per tile, dense or not;
+ *       thirty-fourth session's ncu page: ~3.5% of the warps' samples on or behind them).
+ * sc:   a whole next tile's copies spread between the warp's Q.K^T k16 steps (fwd_tile.cuh
+ *       spread_kv; decision 144), not issued as one burst of 16 ahead of its first ldmatrix
+ *       (the thirty-fourth session's ncu page at hd128: ~6.6% of the warps' samples on the
+ *       burst, its address registers' reuse and the first product's wait behind it).
+ *       Rows m2k64-km-rs-mg-sc (hd128; ptxas: no spills, the mask spilled 4 bytes without
+ *       mg), m2k128tj-sc (ptxas: 24 / 68 bytes), m2k128tj-mg (40 / 48 bytes).
+ *       D    V                   warps  m_tiles  block_k  q_in_regs  min_blocks  kv_sync      tree keep rs x lk mg sc */
+PA_TUNE(32,   PA_VARIANT_BASE,    8,     1,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_BASE,    8,     1,       128,     1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(96,   PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_BASE,    8,     1,       64,      1,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(192,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
 /* Candidates (not measured yet): FlashAttention-2's sm80 warp shape, 4 warps x 32
  * rows, two blocks per SM so one block's barriers and softmax overlap the other's mma.
  * ptxas sm_80 / sm_90 registers, 0 spills: m2 hd64 255/255, m2 hd128 253/250,
@@ -139,29 +153,32 @@ PA_TUNE(256,  PA_VARIANT_BASE,    4,     1,       32,      0,         1,        
  * registers (block_k 64 spilled 4 bytes); m2j at hd128 spilled 8 bytes on sm_90
  * even at block_k 32, so m2j runs m2's hd128 row. smem: m2 hd64 48 KiB, m2 hd128
  * 64 KiB, m2j hd64 48 KiB (x2 blocks per SM). */
-PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJRS, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 1, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KMRS, 4,   2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2,      4,     2,       64,      1,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2,      4,     2,       32,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2J,     4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64,   4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64J,  4,     2,       64,      0,         2,          PA_KV_JOINT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128,  4,     2,       128,     0,         2,          PA_KV_SPLIT, 0, 0, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128T, 4,     2,       128,     0,         2,          PA_KV_SPLIT, 1, 0, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJ, 4,    2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KM, 4,     2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJKM, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 1, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJRS, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 1, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRS, 4,   2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 0, 0, 0);
 /* Three M tiles per warp at hd64 (decision 141; forty-ninth session, H100, sustained): each
  * K / V B fragment read by ldmatrix feeds three mma (ldmatrix bytes per mma -18%), but S
  * must shrink to 64-key tiles to fit (O 96 + S 96 registers; ptxas sm_90: 52 bytes of spill
  * loads, none in the key loop); 8-13% behind m2k128tj (m3k64t 11-17%), with 11-21% less work
  * per SM cycle. Tuning rows. */
-PA_TUNE(64,   PA_VARIANT_M3K64TJ, 4,     3,       64,      0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0);
-PA_TUNE(64,   PA_VARIANT_M3K64T,  4,     3,       64,      0,         2,          PA_KV_SPLIT, 1, 0, 0, 0, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KMRSX, 4,  2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 1, 0);
-PA_TUNE(64,   PA_VARIANT_M2K128TJX, 4,   2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 1, 0);
-PA_TUNE(128,  PA_VARIANT_M2K64KMRSLK, 4, 2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 1);
-PA_TUNE(64,   PA_VARIANT_M2K128TJLK, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 1);
+PA_TUNE(64,   PA_VARIANT_M3K64TJ, 4,     3,       64,      0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M3K64T,  4,     3,       64,      0,         2,          PA_KV_SPLIT, 1, 0, 0, 0, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRSX, 4,  2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 1, 0, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJX, 4,   2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 1, 0, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRSLK, 4, 2,       64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 1, 0, 0);
+PA_TUNE(64,   PA_VARIANT_M2K128TJLK, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 1, 0, 0);
+PA_TUNE(128,  PA_VARIANT_M2K64KMRSMGSC, 4, 2,     64,      0,         2,          PA_KV_SPLIT, 0, 1, 1, 0, 0, 1, 1);
+PA_TUNE(64,   PA_VARIANT_M2K128TJSC, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0, 0, 1);
+PA_TUNE(64,   PA_VARIANT_M2K128TJMG, 4,  2,       128,     0,         2,          PA_KV_JOINT, 1, 0, 0, 0, 0, 1, 0);
 #undef PA_TUNE
 
 /* The derived shape of one instantiation. */
@@ -184,6 +201,8 @@ struct pa_ampere_cfg {
     rowsum = tune::rowsum,
     xpv = tune::xpv,
     late_kv = tune::late_kv,
+    mask_guard = tune::mask_guard,
+    spread_kv = tune::spread_kv,
     /* Query blocks launched last-first (causal: longest blocks first). Off in the
      * base rows, which stay as measured; on sm_80 it costs hd256 a register it does
      * not have (64 bytes of spills). */

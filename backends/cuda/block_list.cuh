@@ -156,6 +156,13 @@ __device__ __forceinline__ int pa_block_walk_at(const int32_t *list_s, const int
   return idx < PA_BLOCK_LIST_SMEM ? list_s[idx] : slot[1 + idx];
 }
 
+/* An entry with its low 16 bits (the row groups' bits) shifted right by g: row group g's
+ * bits are then those of group 0, tested without g (fwd_tile.cuh's mask_guard). */
+__device__ __forceinline__ int pa_block_entry_for(int e, int g) {
+  const int low = (1 << PA_BLOCK_LIST_N_SHIFT) - 1;
+  return (e & ~low) | ((e & low) >> g);
+}
+
 /* An entry's tile, and row group g's bits. */
 __device__ __forceinline__ int pa_block_entry_tile(int e) { return e >> PA_BLOCK_LIST_N_SHIFT; }
 __device__ __forceinline__ bool pa_block_entry_skip(int e, int g) { return (e >> g) & 1; }

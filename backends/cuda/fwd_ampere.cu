@@ -40,6 +40,11 @@
 #ifndef PA_CUDA_AMPERE_LK
 #define PA_CUDA_AMPERE_LK 0
 #endif
+/* PA_CUDA_AMPERE_SC=1: the "-sc" and "-mg" rows (m2k64-km-rs-mg-sc, m2k128tj-sc, m2k128tj-mg;
+ * decision 144) also in a build without the tuning variants (bench/gpu/s50.sh's module) */
+#ifndef PA_CUDA_AMPERE_SC
+#define PA_CUDA_AMPERE_SC 0
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,7 +98,8 @@ int pa_bucket(const pa_problem *p) {
 const char *const pa_variant_names[PA_VARIANT_COUNT] = {
     "base",    "m2",       "m2j",      "m2k64",       "m2k64j",      "m2k128",     "m2k128t",
     "m2k128tj", "m2k64-km", "m2k128tj-km", "m2k128tj-rs", "m2k64-km-rs", "m3k64tj", "m3k64t",
-    "m2k64-km-rs-x", "m2k128tj-x", "m2k64-km-rs-lk", "m2k128tj-lk", "auto"};
+    "m2k64-km-rs-x", "m2k128tj-x", "m2k64-km-rs-lk", "m2k128tj-lk", "m2k64-km-rs-mg-sc",
+    "m2k128tj-sc", "m2k128tj-mg", "auto"};
 
 int pa_variant() {
   const char *env = getenv("POLYATTN_CUDA_AMPERE_VARIANT");
@@ -140,7 +146,7 @@ int pa_variant_for(const pa_problem *p, int variant) {
   if (!p->lse.buf && p->sparsity != POLYATTN_SPARSITY_NM_2_4) return variant;
   if (variant == PA_VARIANT_M2K128TJRS) return PA_VARIANT_M2K128TJ;
   if (variant == PA_VARIANT_M2K64KMRS || variant == PA_VARIANT_M2K64KMRSX ||
-      variant == PA_VARIANT_M2K64KMRSLK)
+      variant == PA_VARIANT_M2K64KMRSLK || variant == PA_VARIANT_M2K64KMRSMGSC)
     return PA_VARIANT_M2K64KM;
   return variant;
 }
@@ -170,6 +176,10 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
 #if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_LK
     if (variant == PA_VARIANT_M2K128TJLK) return f(pa_inst<64, PA_VARIANT_M2K128TJLK>());
 #endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_SC
+    if (variant == PA_VARIANT_M2K128TJSC) return f(pa_inst<64, PA_VARIANT_M2K128TJSC>());
+    if (variant == PA_VARIANT_M2K128TJMG) return f(pa_inst<64, PA_VARIANT_M2K128TJMG>());
+#endif
     return f(pa_inst<64, PA_VARIANT_M2K128TJ>());
   case 96: return f(pa_inst<96, PA_VARIANT_BASE>());
   case 128:
@@ -185,6 +195,9 @@ auto pa_with_inst(int bucket, int variant, F &&f) -> decltype(f(pa_inst<32, 0>()
 #endif
 #if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_LK
     if (variant == PA_VARIANT_M2K64KMRSLK) return f(pa_inst<128, PA_VARIANT_M2K64KMRSLK>());
+#endif
+#if PA_CUDA_TUNING_VARIANTS || PA_CUDA_AMPERE_SC
+    if (variant == PA_VARIANT_M2K64KMRSMGSC) return f(pa_inst<128, PA_VARIANT_M2K64KMRSMGSC>());
 #endif
     if (variant == PA_VARIANT_M2K64KMRS) return f(pa_inst<128, PA_VARIANT_M2K64KMRS>());
     return f(pa_inst<128, PA_VARIANT_M2K64KM>());

@@ -101,6 +101,10 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
                                   list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), tid)
                             : 0;
   int n = use_block_mask ? pa_block_entry_tile(bits) : n_lo;
+  /* mask_guard (decision 144): each entry's row-group bits shifted to this warp's when it is
+   * read, so the loop tests bits 0 and 8 and holds no per-warp masks (ptxas keeps two for
+   * the whole loop otherwise: spilled at hd64, two local loads per tile without a mask) */
+  if (L::mask_guard) bits = pa_block_entry_for(bits, warp);
   if (n < n_hi) {
     st.load_kv(n, 0);
     st.wait_first();
@@ -133,18 +137,26 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
     const int stage = L::stages == 2 ? it & 1 : 0;
     st.wait_tile();
     __syncthreads(); /* K[n] (JOINT: and V[n]) visible; every warp is done with the other stage */
-    /* this warp's rows: all of the tile's mask blocks are 0 (skip) / some are (partial) */
-    const bool tile_skip = pa_block_entry_skip(bits, warp);
-    const bool tile_partial = pa_block_entry_partial(bits, warp);
+    /* this warp's rows: all of the tile's mask blocks are 0 (skip) / some are (partial).
+     * mask_guard: bits already holds this warp's bits as group 0's */
+    const int g = L::mask_guard ? 0 : warp;
+    const bool tile_skip = pa_block_entry_skip(bits, g);
+    const bool tile_partial = pa_block_entry_partial(bits, g);
     int next = n + 1;
     if (use_block_mask) {
       bits = pa_block_walk_at(list_s, pa_block_walk_slot(block_list, p, c, BQ, BK), it + 1);
       next = pa_block_entry_tile(bits);
+      if (L::mask_guard) bits = pa_block_entry_for(bits, warp);
     }
     /* busy: this warp has rows and products on the tile. late_kv (decision 143): a busy warp
      * copies the next tile after its Q.K^T is issued; the others copy it here */
     const bool busy = warp_active && !tile_skip;
-    if (L::stages == 2 && (!L::late_kv || !busy) && next < n_hi) st.load_kv(next, stage ^ 1);
+    /* spread_kv (decision 144): a busy warp issues a whole next tile's copies in parts
+     * between its Q.K^T's k16 steps, not as one burst ahead of its first ldmatrix */
+    bool spread = false;
+    if constexpr (L::spread_kv) spread = busy && next < n_hi && st.whole(next);
+    if (L::stages == 2 && (!L::late_kv || !busy) && !spread && next < n_hi)
+      st.load_kv(next, stage ^ 1);
 
     const auto s_k = st.k_tile(stage);
     const auto s_v = st.v_tile(s_k);
@@ -203,7 +215,13 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
     } else {
       if (warp_active && !tile_skip) {
         typename L::s_frag s[MT]; /* S per M tile */
-        w.qk(s, q, s_k);
+        if constexpr (L::spread_kv) {
+          w.qk(s, q, s_k, [&](int kk) {
+            if (spread) st.load_kv_part(next, stage ^ 1, kk);
+          });
+        } else {
+          w.qk(s, q, s_k);
+        }
         if (L::late_kv && L::stages == 2 && next < n_hi) st.load_kv(next, stage ^ 1);
 
         /* Scores and masks; then softmax steps 1-3 of common/softmax.h, per M tile. */

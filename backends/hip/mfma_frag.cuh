@@ -106,6 +106,8 @@ struct pa_mfma_frag {
     rowsum = 0,              /* l summed by the softmax, not by the matrix unit (fwd_tile.cuh) */
     xpv = 0,                 /* step 3 whole before P.V (fwd_tile.cuh) */
     late_kv = 0,             /* the next tile's loads before Q.K^T (fwd_tile.cuh) */
+    mask_guard = 0,          /* the block-mask bits tested on every tile (fwd_tile.cuh) */
+    spread_kv = 0,           /* the next tile's loads in one burst (fwd_tile.cuh) */
     QK_STEPS = DB / PA_MFMA32_K,    /* k-steps of K . Q^T over the head dim */
     O_BLOCKS = DB / PA_MFMA32_M,    /* [32 x 32] blocks of O^T */
     PV_STEPS = block_k / PA_MFMA32_K, /* k-steps of V^T . P^T */

@@ -910,6 +910,16 @@ _ALK = {64: "m2k128tj-lk", 128: "m2k64-km-rs-lk"}
 for _x, _dt, _d, _s, _c in _ASHAPES:
     CASES["lq" + _x] = (_dt, _d, _s, _c, [_AMP, _AM3 % ("lk", _ALK[_d]), "flash"])
 
+# fiftieth session (issue 3; bench/gpu/s50.sh): the next tile's copies spread between the
+# warp's Q.K^T k16 steps ("-sc", decision 144) and the block-mask bits shifted per warp
+# ("-mg"): the default row beside m2k64-km-rs-mg-sc (hd128), or m2k128tj-sc and m2k128tj-mg
+# (hd64), and SDPA flash; only in a module that compiles them (a tuning build, or
+# PA_CUDA_AMPERE_SC=1)
+_ASC = {64: [_AM3 % ("sc", "m2k128tj-sc"), _AM3 % ("mg", "m2k128tj-mg")],
+        128: [_AM3 % ("mgsc", "m2k64-km-rs-mg-sc")]}
+for _x, _dt, _d, _s, _c in _ASHAPES:
+    CASES["sc" + _x] = (_dt, _d, _s, _c, [_AMP] + _ASC[_d] + ["flash"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
