@@ -10,6 +10,7 @@
 #  3. clock_probe's sc* cases (two rounds, sustained): the default row beside the new rows
 #     and SDPA flash.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s50.sh   (~5 min)
+# NO_MG=1 skips m2k128tj-mg's sweep and PROBE_CASES=a,b,... shortens step 3 (a short call).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s50 \
   "pa_ampere_fwd_kernelI(13__nv_bfloat16|6__half)Li(128ELi18|64ELi19|64ELi20)ELb0E" 6 test_forward
@@ -18,7 +19,7 @@ XSC=POLYATTN_CUDA_AMPERE_VARIANT=m2k128tj-sc
 XMG=POLYATTN_CUDA_AMPERE_VARIANT=m2k128tj-mg
 pa_ampere_row_sweep mgsc128-nolse $X128
 pa_ampere_row_sweep sc64 $XSC
-pa_ampere_row_sweep mg64 $XMG
+[ -n "${NO_MG:-}" ] || pa_ampere_row_sweep mg64 $XMG
 C128=s1000_causal_d128,s4352_d128,auto_clustered_causal_gqa,block_dense1_sparse,d128_s128_b2
 C64=d64_s64_h4,dv32_d64,s1500_d64,s1500_causal_d64,s2500_causal_softcap_d64
 for tool in memcheck racecheck; do
