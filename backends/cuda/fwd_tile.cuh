@@ -70,6 +70,8 @@ __device__ __forceinline__ void pa_fwd_tile(const pa_problem &p, const int32_t *
   typedef typename L::o_map o_map;
   static_assert(x_map::rows == o_map::rows, "the softmax rows are O's rows");
   static_assert(L::stages == 1 || L::stages == 2, "one or two K/V stages");
+  static_assert(!L::spread_kv || (L::stages == 2 && !L::xpv && !L::late_kv),
+                "spread_kv: two stages, the copies in the plain order's Q.K^T only");
 
   pa_block_ctx c;
   /* reverse_q: query blocks run last-first; under a causal mask the later rows keep
