@@ -27,6 +27,18 @@
 #  define PA_AMPERE_ARCH_OK 0
 #endif
 
+/* PA_CUDA_CP_L2_128B=1 (a measurement switch, default 0): every cp.async of these wrappers
+ * carries the .L2::128B prefetch-size hint (PTX ISA 7.4, sm_80), as FlashAttention-2's
+ * copies do: L2 may fetch the whole 128-byte line around a 16-byte chunk at once. */
+#ifndef PA_CUDA_CP_L2_128B
+#  define PA_CUDA_CP_L2_128B 0
+#endif
+#if PA_CUDA_CP_L2_128B
+#  define PA_CP_ASYNC_CG "cp.async.cg.shared.global.L2::128B"
+#else
+#  define PA_CP_ASYNC_CG "cp.async.cg.shared.global"
+#endif
+
 /* Shared-memory address of a generic pointer into shared memory. */
 __device__ __forceinline__ uint32_t pa_smem_addr(const void *p) {
   return (uint32_t)__cvta_generic_to_shared(p);
@@ -36,7 +48,7 @@ __device__ __forceinline__ uint32_t pa_smem_addr(const void *p) {
  * destination are zero-filled (src_bytes = 0: no global read at all). */
 __device__ __forceinline__ void pa_cp_async_16(uint32_t dst, const void *src, int src_bytes) {
 #if PA_AMPERE_ARCH_OK
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
+  asm volatile(PA_CP_ASYNC_CG " [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src),
                "r"(src_bytes)
                : "memory");
 #endif
@@ -46,7 +58,7 @@ __device__ __forceinline__ void pa_cp_async_16(uint32_t dst, const void *src, in
  * pa_tile_load_full and of the decode kernel's lean copies). */
 __device__ __forceinline__ void pa_cp_async_16_full(uint32_t dst, const void *src) {
 #if PA_AMPERE_ARCH_OK
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  asm volatile(PA_CP_ASYNC_CG " [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
 #endif
 }
 
