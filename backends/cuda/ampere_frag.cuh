@@ -142,7 +142,8 @@ struct pa_ampere_frag {
       pa_cp_async_commit();
     }
     /* spread_kv: tile `tile` takes pa_tile_load_full's copies (every row inside the sequence,
-     * head dims = the bucket) */
+     * head dims = the bucket). load_kv keeps its own form of the test: calling this there
+     * reorders the defaults' PTX (fifty-first session), which no measurement has covered. */
     __device__ __forceinline__ bool whole(int tile) const {
       return c.seq.len_k - tile * block_k >= block_k && p.head_dim == D && p.head_dim_v == D;
     }

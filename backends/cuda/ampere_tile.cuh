@@ -91,7 +91,7 @@ __device__ __forceinline__ void pa_tile_load_full(
     uint32_t dst, const T *src, int64_t row_stride, unsigned tid, int k0 = 0,
     int k1 = pa_tile_full_shape<ROWS, D, NT>::passes) {
   typedef pa_tile_layout<D> L;
-  enum { pass_rows = NT / L::chunks, passes = ROWS / pass_rows };
+  enum { pass_rows = NT / L::chunks, passes = pa_tile_full_shape<ROWS, D, NT>::passes };
   static_assert(pa_tile_full_shape<ROWS, D, NT>::ok,
                 "whole passes of whole swizzle periods (8 rows)");
   const unsigned row = tid / L::chunks, chunk = tid % L::chunks;
