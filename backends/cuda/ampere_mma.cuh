@@ -28,8 +28,9 @@
 #endif
 
 /* PA_CUDA_CP_L2_128B=1 (a measurement switch, default 0): every cp.async of these wrappers
- * carries the .L2::128B prefetch-size hint (PTX ISA 7.4, sm_80), as FlashAttention-2's
- * copies do: L2 may fetch the whole 128-byte line around a 16-byte chunk at once. */
+ * carries the .L2::128B prefetch-size hint (PTX ISA 7.4, sm_80), as CuTe's SM80 copies do:
+ * L2 may fetch the whole 128-byte line around a 16-byte chunk at once. Level on an H100
+ * (decision 145). */
 #ifndef PA_CUDA_CP_L2_128B
 #  define PA_CUDA_CP_L2_128B 0
 #endif

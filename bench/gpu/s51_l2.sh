@@ -4,7 +4,7 @@
 # (PA_CUDA_CP_L2_128B=1), in .devkit/l2/ (libpolyattn.so and libpolyattn-cuda.so, loaded by
 # POLYATTN_LIB). Both modules are sm_90-only builds and compile the "-sc" rows
 # (PA_CUDA_AMPERE_SC=1).
-# Run: source .devkit/env; OUT=dir bash bench/gpu/s51_l2.sh   (~8 min)
+# Run: source .devkit/env; OUT=dir bash bench/gpu/s51_l2.sh   (~5 min)
 # L2_CASES=a,b,... sets the hinted probe's cases (default sc128s8k,sc128s2k,sc64s8k,sc64s2k).
 OUT0=${OUT:-$PWD/s51-logs}
 # the modules come xz-compressed, to fit the carry

@@ -4,7 +4,7 @@
 # default row (m2k64-km-rs) and m2k64-km-rs-mg-sc, bf16 S8192, 16k tokens, hidden 2048,
 # without LSE (the "-rs" rows need it off; compare_torch.py asks for none), clocks unmodified.
 # Needs a module built with PA_CUDA_AMPERE_SC=1 (xz- or gzip-compressed in .devkit/lib is fine).
-# Run: source .devkit/env; OUT=dir bash bench/gpu/s51_ncu.sh   (~4 min)
+# Run: source .devkit/env; OUT=dir bash bench/gpu/s51_ncu.sh   (~1 min of command time on an H100)
 for f in .devkit/lib/*.xz; do
   [ -f "$f" ] && python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(
     lzma.open(sys.argv[1]).read())' "$f" && rm "$f"
