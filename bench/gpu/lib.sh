@@ -490,10 +490,25 @@ pa_require_kernels() {
 # fortieth session's on): the devkit's gzip-compressed files unpacked, pa_gpu_setup NAME
 # with python3, nvidia-smi and each TOOL, pa_gpu_state, STEP_TAIL=0, then
 # pa_require_kernels REGEX COUNT, the script ending there if the module lacks them.
+# pa_devkit_unpack [DIR...]: the devkit's compressed files unpacked in place: *.gz in
+# .devkit/lib and .devkit/bin, *.xz there and in each DIR (the fifty-first session's sm_90-only
+# modules, xz-compressed to fit the carry; unpacked by Python's lzma, as xz may be missing).
+pa_devkit_unpack() {
+  local d f
+  gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
+  for d in .devkit/lib .devkit/bin "$@"; do
+    for f in "$d"/*.xz; do
+      [ -f "$f" ] || continue
+      python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(
+        lzma.open(sys.argv[1]).read())' "$f" && rm "$f"
+    done
+  done
+}
+
 pa_gpu_start() {
   local name=$1 regex=$2 count=$3
   shift 3
-  gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
+  pa_devkit_unpack
   pa_gpu_setup "$name" python3 nvidia-smi "$@"
   pa_gpu_state
   STEP_TAIL=0

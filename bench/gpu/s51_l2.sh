@@ -6,12 +6,10 @@
 # (PA_CUDA_AMPERE_SC=1).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s51_l2.sh   (~5 min)
 # L2_CASES=a,b,... sets the hinted probe's cases (default sc128s8k,sc128s2k,sc64s8k,sc64s2k).
+# (The xz unpacking, written out here for the run, is lib.sh's pa_devkit_unpack since.)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 OUT0=${OUT:-$PWD/s51-logs}
-# the modules come xz-compressed, to fit the carry
-for f in .devkit/lib/*.xz .devkit/l2/*.xz; do
-  [ -f "$f" ] && python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(
-    lzma.open(sys.argv[1]).read())' "$f" && rm "$f"
-done
+pa_devkit_unpack .devkit/l2 # the modules come xz-compressed, to fit the carry
 mkdir -p "$OUT0/s50" "$OUT0/l2"
 OUT=$OUT0/s50 NO_MG=${NO_MG:-} PROBE_CASES=${PROBE_CASES:-sc128s8k,sc128s2k,sc64s8k,sc64s2k} \
   bash "$(dirname "${BASH_SOURCE[0]}")/s50.sh"

@@ -5,12 +5,9 @@
 # without LSE (the "-rs" rows need it off; compare_torch.py asks for none), clocks unmodified.
 # Needs a module built with PA_CUDA_AMPERE_SC=1 (xz- or gzip-compressed in .devkit/lib is fine).
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s51_ncu.sh   (~1 min of command time on an H100)
-for f in .devkit/lib/*.xz; do
-  [ -f "$f" ] && python3 -c 'import lzma, sys; open(sys.argv[1][:-3], "wb").write(
-    lzma.open(sys.argv[1]).read())' "$f" && rm "$f"
-done
-gzip -d .devkit/lib/*.gz .devkit/bin/*.gz 2>/dev/null
+# (The unpacking, written out here for the run, is lib.sh's pa_devkit_unpack since.)
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+pa_devkit_unpack
 pa_gpu_setup s51_ncu python3
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
 M=gpu__time_duration.sum,sm__cycles_elapsed.max,smsp__inst_executed.sum
