@@ -920,6 +920,16 @@ _ASC = {64: [_AM3 % ("sc", "m2k128tj-sc"), _AM3 % ("mg", "m2k128tj-mg")],
 for _x, _dt, _d, _s, _c in _ASHAPES:
     CASES["sc" + _x] = (_dt, _d, _s, _c, [_AMP] + _ASC[_d] + ["flash"])
 
+# fifty-second session (issue 9's S512; bench/gpu/s52_qs.sh): hd128's persistent kernel on one
+# split Q buffer and three stages ("-qs"), without and with consumer 1 a turn behind ("-lag"),
+# beside the default (pingpong-rel-p-q2-os-km1-pn-ks where plain and short) and cuDNN
+_QS = "pa:%s@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-s3-%s-km1-pn-ks"
+for _x, _s, _c in (("s512", 512, False), ("s1k", 1024, False), ("s2k", 2048, False),
+                   ("s4k", 4096, False), ("c2k", 2048, True), ("c4k", 4096, True)):
+    for _dt in ("bf16", "fp16"):
+        CASES["qs%s%s" % ("" if _dt == "bf16" else "h", _x)] = (
+            _dt, 128, _s, _c, ["pa", _QS % ("qs", "qs"), _QS % ("qslag", "qs-lag"), "cudnn"])
+
 
 class Sampler:
     """SM clock (MHz), power (W) and clock-event reasons, every period_s, with
