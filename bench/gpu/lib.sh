@@ -541,6 +541,19 @@ pa_probe() {
   grep -hE "^(${1//,/|}) " "$LOG/probe.log" | tee -a "$SUMMARY" >/dev/null
 }
 
+# pa_ks_climb_tail: the end of the scripts that run test_cuda beside other checks in the
+# background (s44_ampere_ks.sh, s45.sh, s52_qs.sh; gathered here in the fifty-second session,
+# the commands unchanged): step_wait, POLYATTN_TEST_BACKENDS unset, pa_check_summary,
+# test_cuda's ks_climb lines to $SUMMARY, the logs packed (probe.log kept), pa_gpu_finish.
+pa_ks_climb_tail() {
+  step_wait
+  unset POLYATTN_TEST_BACKENDS
+  pa_check_summary
+  grep -hE "ks_climb" "$LOG/test-cuda.log" | cut -c1-220 | tee -a "$SUMMARY"
+  pa_gpu_pack_keep probe.log
+  pa_gpu_finish
+}
+
 # pa_default_tail DIMS CUDA_LIMIT TORCH_LIMIT TEST_CUDA_ARG...: the end the final checks of
 # the fortieth and forty-first sessions share (s40.sh, s41_final.sh; gathered here after
 # their runs, the commands unchanged): step test-cuda (test_cuda with the arguments, CUDA_LIMIT

@@ -22,9 +22,4 @@ for v in m2k128tj-ks m2k64-ks; do
   step_bg "sweep-$v" 300 env POLYATTN_CUDA_KERNEL=ampere POLYATTN_CUDA_AMPERE_VARIANT=$v \
     test_forward --verbose --filter 'forward/sweep' --jobs 2
 done
-step_wait
-unset POLYATTN_TEST_BACKENDS
-pa_check_summary
-grep -hE "ks_climb" "$LOG/test-cuda.log" | cut -c1-220 | tee -a "$SUMMARY"
-pa_gpu_pack_keep probe.log
-pa_gpu_finish
+pa_ks_climb_tail

@@ -25,9 +25,4 @@ pa_cuda_checks 'cuda/ks_climb_d256*'
 step_bg sweep-ks256 300 env POLYATTN_CUDA_KERNEL=hopper \
   POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-os-km-pn-ks \
   test_forward --verbose --filter 'forward/sweep' --jobs 2
-step_wait
-unset POLYATTN_TEST_BACKENDS
-pa_check_summary
-grep -hE "ks_climb" "$LOG/test-cuda.log" | cut -c1-220 | tee -a "$SUMMARY"
-pa_gpu_pack_keep probe.log
-pa_gpu_finish
+pa_ks_climb_tail

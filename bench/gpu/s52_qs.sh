@@ -31,9 +31,4 @@ done
 SAN_CASES=s2048_d128,d128_s128_b2,varlen_empty_d128,s4352_d128,s1000_causal_d128
 [ -n "${NO_SAN:-}" ] || pa_hopper_sanitizers_bg qslag 300 "$SAN_CASES" \
   $V=pingpong-rel-p-s3-qs-lag-km1-pn-ks POLYATTN_CUDA_HOPPER_BLOCKS=3
-step_wait
-unset POLYATTN_TEST_BACKENDS
-pa_check_summary
-grep -hE "ks_climb" "$LOG/test-cuda.log" | cut -c1-220 | tee -a "$SUMMARY"
-pa_gpu_pack_keep probe.log
-pa_gpu_finish
+pa_ks_climb_tail
