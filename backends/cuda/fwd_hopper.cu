@@ -1913,7 +1913,9 @@ static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT_D64) ==
                       pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT_D64>::smem_bytes &&
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_D64_LONG) ==
-                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64_LONG>::smem_bytes,
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64_LONG>::smem_bytes &&
+                  pa_hopper_smem_of(128, PA_HV_SHORT_QS_BITS) ==
+                      pa_hopper_vcfg<128, PA_HV_SHORT_QS_BITS>::smem_bytes,
               "pa_hopper_smem_of follows pa_hopper_vcfg");
 
 int pa_hopper_smem_bytes(int head_dim, int v) {
