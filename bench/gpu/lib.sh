@@ -486,10 +486,6 @@ pa_require_kernels() {
     grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
 }
 
-# pa_gpu_start NAME REGEX COUNT TOOL...: the start the timing-and-check scripts share (the
-# fortieth session's on): the devkit's gzip-compressed files unpacked, pa_gpu_setup NAME
-# with python3, nvidia-smi and each TOOL, pa_gpu_state, STEP_TAIL=0, then
-# pa_require_kernels REGEX COUNT, the script ending there if the module lacks them.
 # pa_devkit_unpack [DIR...]: the devkit's compressed files unpacked in place: *.gz in
 # .devkit/lib and .devkit/bin, *.xz there and in each DIR (the fifty-first session's sm_90-only
 # modules, xz-compressed to fit the carry; unpacked by Python's lzma, as xz may be missing).
@@ -505,6 +501,10 @@ pa_devkit_unpack() {
   done
 }
 
+# pa_gpu_start NAME REGEX COUNT TOOL...: the start the timing-and-check scripts share (the
+# fortieth session's on): the devkit's compressed files unpacked (pa_devkit_unpack),
+# pa_gpu_setup NAME with python3, nvidia-smi and each TOOL, pa_gpu_state, STEP_TAIL=0, then
+# pa_require_kernels REGEX COUNT, the script ending there if the module lacks them.
 pa_gpu_start() {
   local name=$1 regex=$2 count=$3
   shift 3
