@@ -486,6 +486,23 @@ pa_require_kernels() {
     grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
 }
 
+# pa_sass_loops REGEX: step sass, scripts/sass_loop_mix.py on each cubin of the CUDA module
+# in .devkit (cuobjdump -xelf, then the machine's nvdisasm) for the kernels whose mangled
+# names match REGEX: their loops that hold tensor-core products and the positions of their
+# local loads and stores, so a log says whether a spill sits in a main loop (issue 9 asks
+# for none there). This machine has no nvdisasm that reads sm_90a cubins; the device has.
+# Passes when at least one kernel matched.
+pa_sass_loops() {
+  local cuobj dis
+  cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
+  dis=$(command -v nvdisasm || ls /usr/local/cuda*/bin/nvdisasm 2>/dev/null | head -n 1)
+  step sass 120 bash -c 'd=$(mktemp -d) && (cd "$d" && "$1" -xelf all "$3" >/dev/null) &&
+    for c in "$d"/*.cubin; do python3 scripts/sass_loop_mix.py "$c" "$4" --nvdisasm "$2" ||
+      true; done | tee "$d/out" && grep -q "^== " "$d/out"' \
+    sass "$cuobj" "$dis" "$PWD/.devkit/lib/libpolyattn-cuda.so" "$1"
+  grep -E "^(== |loop |local )" "$LOG/sass.log" | cut -c1-160 >>"$SUMMARY"
+}
+
 # pa_devkit_unpack [DIR...]: the devkit's compressed files unpacked in place: *.gz in
 # .devkit/lib and .devkit/bin, *.xz there and in each DIR (the fifty-first session's sm_90-only
 # modules, xz-compressed to fit the carry; unpacked by Python's lzma, as xz may be missing).

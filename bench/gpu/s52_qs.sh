@@ -5,6 +5,7 @@
 # CMAKE_CUDA_FLAGS (both variants in both dtypes; -DPOLYATTN_CUDA_ARCHS=90 and xz, as in the
 # fifty-first session, fit the carry; pa_gpu_start unpacks it):
 #  1. a check that the module holds both, in bf16 and fp16, and a short sweep on "-qs-lag";
+#     then the SASS loops and spill positions of the default and both (pa_sass_loops);
 #  2. clock_probe's qs* cases (two rounds, sustained at the power cap): the default, both
 #     variants by name and cuDNN, hd128 S512 / 1024 / 2048 / 4096, causal 2048, fp16 S512;
 #  3. in parallel: the forward sweep forced onto each variant on 3 blocks (plain hd128 cases
@@ -23,6 +24,8 @@ step smoke 60 env POLYATTN_CUDA_KERNEL=hopper $V=pingpong-rel-p-s3-qs-lag-km1-pn
   POLYATTN_CUDA_HOPPER_BLOCKS=3 POLYATTN_TEST_CASES=s2048_d128,varlen_empty_d128,d128_s128_b2 \
   test_forward --verbose --filter 'forward/sweep'
 [ "$FAILED" = 0 ] || { pa_gpu_pack_keep smoke.log; pa_gpu_finish; }
+# where ptxas's spills are (bf16 hd128: the default "-q2-os-km1-pn-ks", "-qs", "-qs-lag")
+pa_sass_loops 'pa_hopper_fwd_kernelI13__nv_bfloat16Li128ELi(11038730|27791374|27856910)E'
 pa_probe "${PROBE_CASES:-qss512,qss1k,qss2k,qss4k,qsc2k,qshs512}" 2 300
 step_bg test-cuda 300 test_cuda --verbose --filter 'cuda/*' --jobs 1
 for v in pingpong-rel-p-s3-qs-km1-pn-ks pingpong-rel-p-s3-qs-lag-km1-pn-ks; do
