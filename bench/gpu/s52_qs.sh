@@ -13,7 +13,9 @@
 #     memcheck / racecheck / synccheck on five hd128 cases with "-qs-lag" on 3 blocks.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s52_qs.sh   (~6 min)
 # PROBE_CASES=a,b,... shortens step 2; NO_SAN=1 leaves the sanitizers out.
-# Not run yet: in the fifty-second session no device machine started.
+# Bundle: scripts/gpu_devkit.sh --cuda-flags -DPA_CUDA_HOPPER_QS=1 (the same module also runs
+# s43_stand.sh, whose kernels it holds).
+# Not run yet: in the fifty-second and fifty-third sessions no device machine started.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s52qs 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li128ELi(27791374|27856910)E' 4 \
   test_forward test_cuda
