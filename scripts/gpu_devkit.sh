@@ -49,11 +49,12 @@ with open(path, 'rb') as f, lzma.open(path + '.xz', 'wb', preset=6) as g:
 os.remove(path)
 EOF
 for f in .devkit/lib/libcrypto.so.* .devkit/lib/libgit2.so.*; do
-  [ -f "$f" ] && gzip -f "$f"
+  if [ -f "$f" ]; then gzip -f "$f"; fi
 done
 
 kit=$(du -sb .devkit | cut -f1)
-tree=$(git ls-files -z | xargs -0 du -cb 2>/dev/null | tail -n 1 | cut -f1)
+tree=$(git ls-files -z | python3 -c 'import os, sys
+print(sum(os.path.getsize(p) for p in sys.stdin.read().split("\0") if os.path.isfile(p)))')
 echo "gpu_devkit: .devkit $((kit >> 20)) MiB + tracked tree $((tree >> 20)) MiB" \
   "(run's carry limit: 64 MiB)"
 [ $((kit + tree)) -lt $((64 << 20)) ] || { echo "gpu_devkit: too large to carry" >&2; exit 1; }
