@@ -92,7 +92,8 @@ struct pa_hopper_cfg {
     q_bufs = QBUFS,        /* Q buffers: 1, or 2 in the persistent "-q2" variants */
     panels = D / 64,       /* 64-column (128-byte) panels per row: the swizzle's width */
     /* setmaxnreg budgets: 128 x 24 + 256 x 240 = 64512 (two consumers) and
-     * 128 x 24 + 384 x 160 = 64512 (three) of the SM's 65536 */
+     * 128 x 24 + 384 x 160 = 64512 (three), of the block's 64512 / 65536 registers at
+     * launch (pa_setmaxnreg_pool) */
     producer_regs = 24,
     consumer_regs = NWG == 3 ? 160 : 240,
     /* the score passes for softcap/ALiBi/scale <= 0 and block masks: compiled out of
@@ -123,7 +124,8 @@ struct pa_hopper_cfg {
                     ((BK == 80 || BK == 64) && D == 256 && NWG == 2),
                 "key tiles: 128 at hd64/hd128, 160/176 at hd128, 192 at hd64 (three "
                 "consumers), 80/64 at hd256");
-  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536, "register file");
+  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= pa_setmaxnreg_pool(threads),
+                "setmaxnreg budgets above the block's registers");
 };
 
 /* The consumers' schedule (POLYATTN_CUDA_HOPPER_VARIANT, read on the host):
@@ -555,7 +557,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     PRODUCER_REGS = WIDE_PRODUCER ? 40 : cfg::producer_regs,
     CONSUMER_REGS = WIDE_PRODUCER ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs
   };
-  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * NWG <= 65536, "register file");
+  static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * NWG <=
+                    pa_setmaxnreg_pool(128 * (NWG + 1)),
+                "setmaxnreg budgets above the block's registers");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
   enum {
     BQ = cfg::block_q,

@@ -214,7 +214,8 @@ struct pa_fp8_cfg {
   static_assert(BK == 64 || BK == 128 || BK == 192, "key tiles of 64, 128 or 192");
   static_assert(smem_bytes <= 227 * 1024, "shared memory above the sm_90 opt-in limit");
   static_assert(NWG == 2 || (NWG == 3 && BK * D == 8192), "three consumers: hd64 x 128 keys, hd128 x 64");
-  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= 65536 - 1024, "register file");
+  static_assert(producer_regs * 128 + consumer_regs * 128 * NWG <= pa_setmaxnreg_pool(threads),
+                "setmaxnreg budgets above the block's registers");
 };
 
 /* A variant (the kernel's template int V): the consumers' schedule in bits 0-1,

@@ -207,6 +207,16 @@ __device__ __forceinline__ void pa_wgmma_fence_regs(float (&d)[R][4]) {
     for (int j = 0; j < 4; ++j) asm volatile("" : "+f"(d[i][j])::"memory");
 }
 
+/* The registers setmaxnreg moves between a block's warpgroups: those the block got at
+ * launch. A one-block-per-SM kernel that uses setmaxnreg is given 65536 / threads per
+ * thread, rounded down to a multiple of 8 (ptxas 13.0 reports 168 for every 384-thread
+ * Hopper kernel, 128 for the 512-thread ones): 64512 registers for a producer and two
+ * consumers, 65536 for three. Budgets above the pool would leave an increase waiting for
+ * registers no warpgroup gives up. */
+__host__ __device__ constexpr int pa_setmaxnreg_pool(int threads) {
+  return 65536 / threads / 8 * 8 * threads;
+}
+
 template <int R>
 __device__ __forceinline__ void pa_setmaxnreg_inc() {
 #if PA_HOPPER_ARCH_OK
