@@ -11,6 +11,12 @@
 # Exit 77 (every test skipped) counts as a failure: these scripts run where a GPU is.
 # STEP_WIDTH (34) and STEP_TAIL (4 log lines echoed) may be set before calling.
 
+# pa_cuda_tool NAME: the path of CUDA's tool NAME (cuobjdump, nvdisasm, ncu,
+# compute-sanitizer), from PATH or else the first /usr/local/cuda*/bin (in ls order) holding it.
+pa_cuda_tool() {
+  command -v "$1" || ls /usr/local/cuda*/bin/"$1" 2>/dev/null | head -n 1
+}
+
 pa_gpu_setup() {
   local name=$1 tool
   shift
@@ -126,7 +132,7 @@ pa_fp8_test() {
 pa_fp8_sanitizers() {
   local cases=$1 cs v tool name
   shift
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   [ $# -gt 0 ] || set -- ""
   for v in "$@"; do
     for tool in memcheck racecheck synccheck; do
@@ -147,7 +153,7 @@ pa_fp8_sanitizers() {
 # gathered here after those runs, unchanged but for s40_fp8lse.sh's suite limit, 200 s there.)
 pa_fp8_checks() {
   local limit=$1 cases=$2 cs tool
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
     step_bg "$tool-fp8" "$limit" env POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" \
       test_fp8 --verbose --jobs 1 --filter 'fp8/oracle*'
@@ -169,7 +175,7 @@ pa_fp8_checks() {
 # runs.)
 pa_fp8_ncu_source() {
   local v=$1 ncu k
-  ncu=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | head -n 1)
+  ncu=$(pa_cuda_tool ncu)
   k="--clock-control none -k regex:pa_hopper_fp8 --launch-skip 3 --launch-count 1"
   step "ncu-source-$v" 150 sh -c "\"$ncu\" $k --section WarpStateStats --section SourceCounters \
     --page source --csv --print-source sass fp8_timeline0 128 $v > \"$LOG/ncu-src-$v.csv\""
@@ -185,8 +191,7 @@ pa_fp8_ncu_source() {
 # these commands written out; gathered here after those runs.)
 pa_fp8_sanitize() {
   local name=$1 variant=$2 cases=$3 cs tool
-  cs=$(command -v compute-sanitizer ||
-    ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
     step_bg "$tool-$name" 200 env POLYATTN_CUDA_FP8_VARIANT="$variant" \
       POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
@@ -281,7 +286,7 @@ pa_decode_sweeps() {
 pa_decode_sanitizer() {
   local tool=$1 name=$2 cases=$3 cs
   shift 3
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   step "$name" 150 env POLYATTN_CUDA_KERNEL=decode "$@" POLYATTN_TEST_CASES="$cases" \
     "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 test_forward --filter 'forward/sweep' --jobs 8
   grep -h "ERROR SUMMARY\|RACECHECK SUMMARY" "$LOG/$name.log" >>"$SUMMARY"
@@ -300,7 +305,7 @@ pa_decode_perf() {
 # line) as step resources; the lines whose template values match REGEX to $SUMMARY.
 pa_hopper_resources() {
   local cuobj
-  cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
+  cuobj=$(pa_cuda_tool cuobjdump)
   step resources 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so | grep -A1 -E 'pa_hopper_fwd_kernel.*Li(64|128)ELi' | grep -oE 'Li(64|128)ELi[0-9]+|REG:[0-9]+|LOCAL:[0-9]+' | paste - - - | sort | uniq -c"
   grep -E "$1" "$LOG/resources.log" | tee -a "$SUMMARY"
 }
@@ -340,7 +345,7 @@ pa_hopper_sanitizers() {
 pa_hopper_sanitizer() {
   local runner=$1 name=$2 limit=$3 jobs=$4 tool=$5 cases=$6 cs
   shift 6
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   "$runner" "$name" "$limit" env POLYATTN_CUDA_KERNEL=hopper "$@" POLYATTN_TEST_CASES="$cases" \
     "$cs" --tool "$tool" --error-exitcode 99 --print-limit 10 test_forward --filter 'forward/sweep' --jobs "$jobs"
 }
@@ -415,7 +420,7 @@ pa_fwd_checks_tail() {
 pa_ampere_rows() {
   local san_row=$1 tag=$2 cases=$3 v tool cs
   shift 3
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   for v in "$@"; do
     step_bg "sweep-$v" 240 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere \
       POLYATTN_CUDA_AMPERE_VARIANT="$v" test_forward --jobs 4 --filter 'forward/sweep'
@@ -439,7 +444,7 @@ pa_ampere_rows() {
 pa_ampere_suites() {
   local name=$1 cases=$2 tool cs
   shift 2
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   export POLYATTN_TEST_BACKENDS=cuda
   step_bg sweep-default 240 test_forward --jobs 5
   step_bg sweep-ampere 240 env POLYATTN_CUDA_KERNEL=ampere test_forward --verbose --filter 'forward/sweep' --jobs 5
@@ -468,8 +473,7 @@ pa_ampere_row_sweep() {
 pa_ampere_row_sanitize() {
   local tool=$1 name=$2 cases=$3 cs
   shift 3
-  cs=$(command -v compute-sanitizer ||
-    ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   step_bg "$tool-$name" 240 env POLYATTN_TEST_BACKENDS=cuda POLYATTN_CUDA_KERNEL=ampere "$@" \
     POLYATTN_TEST_CASES="$cases" "$cs" --tool "$tool" --error-exitcode 99 --print-limit 20 \
     test_forward --filter 'forward/sweep' --jobs 2
@@ -481,7 +485,7 @@ pa_ampere_row_sanitize() {
 # a row the build lacks would run the default unnoticed).
 pa_require_kernels() {
   local cuobj
-  cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
+  cuobj=$(pa_cuda_tool cuobjdump)
   step rows 60 sh -c "'$cuobj' --dump-resource-usage .devkit/lib/libpolyattn-cuda.so |
     grep -oE '$1' | sort -u | tee /dev/stderr | wc -l | grep -qx $2"
 }
@@ -494,8 +498,8 @@ pa_require_kernels() {
 # Passes when at least one kernel matched.
 pa_sass_loops() {
   local cuobj dis
-  cuobj=$(command -v cuobjdump || ls /usr/local/cuda*/bin/cuobjdump 2>/dev/null | head -n 1)
-  dis=$(command -v nvdisasm || ls /usr/local/cuda*/bin/nvdisasm 2>/dev/null | head -n 1)
+  cuobj=$(pa_cuda_tool cuobjdump)
+  dis=$(pa_cuda_tool nvdisasm)
   step sass 120 bash -c 'd=$(mktemp -d) && (cd "$d" && "$1" -xelf all "$3" >/dev/null) &&
     for c in "$d"/*.cubin; do python3 scripts/sass_loop_mix.py "$c" "$4" --nvdisasm "$2" ||
       true; done | tee "$d/out" && grep -q "^== " "$d/out"' \
@@ -540,7 +544,7 @@ pa_gpu_start() {
 pa_cuda_checks() {
   local tool cs
   step_bg test-cuda 300 test_cuda --verbose --filter 'cuda/*' --jobs 1
-  cs=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -n 1)
+  cs=$(pa_cuda_tool compute-sanitizer)
   for tool in memcheck racecheck synccheck; do
     step_bg "$tool-ks" 300 "$cs" --tool $tool --error-exitcode 99 --print-limit 10 \
       test_cuda --filter "$1" --jobs 1
