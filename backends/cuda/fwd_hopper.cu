@@ -558,7 +558,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     CONSUMER_REGS = WIDE_PRODUCER ? (NWG == 3 ? 152 : 232) : cfg::consumer_regs
   };
   static_assert(PRODUCER_REGS * 128 + CONSUMER_REGS * 128 * NWG <=
-                    pa_setmaxnreg_pool(128 * (NWG + 1)),
+                    pa_setmaxnreg_pool(cfg::threads),
                 "setmaxnreg budgets above the block's registers");
   static_assert(NWG == 2 || SCHED != PA_HOPPER_PINGPONG, "pingpong turns are for two consumers");
   enum {

@@ -210,7 +210,7 @@ __device__ __forceinline__ void pa_wgmma_fence_regs(float (&d)[R][4]) {
 /* The registers setmaxnreg moves between a block's warpgroups: those the block got at
  * launch. A one-block-per-SM kernel that uses setmaxnreg is given 65536 / threads per
  * thread, rounded down to a multiple of 8 (ptxas 13.0 reports 168 for every 384-thread
- * Hopper kernel, 128 for the 512-thread ones): 64512 registers for a producer and two
+ * kernel of fwd_hopper.cu, 128 for its 512-thread ones): 64512 registers for a producer and two
  * consumers, 65536 for three. Budgets above the pool would leave an increase waiting for
  * registers no warpgroup gives up. */
 __host__ __device__ constexpr int pa_setmaxnreg_pool(int threads) {
