@@ -33,8 +33,20 @@ devkit=${DEVKIT:-../shared/tools/devkit}
 
 cfg=(-DPOLYATTN_CUDA_ARCHS=90 -DCMAKE_BUILD_TYPE=Release)
 [ -z "$flags" ] || cfg+=("-DCMAKE_CUDA_FLAGS=$flags")
+# a directory configured before keeps its settings; configuring it again finds what was
+# installed since (Criterion)
 [ -f "$build/CMakeCache.txt" ] && [ -z "$flags" ] && cfg=()
-[ ${#cfg[@]} -eq 0 ] || cmake -B "$build" "${cfg[@]}" >/dev/null
+cmake -B "$build" "${cfg[@]}" >/dev/null
+# a program CMake did not configure (the test suites need Criterion) stops the script here,
+# not after the module's minutes of compiling
+targets=$(cmake --build "$build" --target help)
+for p in "${progs[@]}"; do
+  grep -Eq "^(\.\.\. )?$p(:| |$)" <<<"$targets" || {
+    echo "gpu_devkit: $build has no target $p (test programs need libcriterion-dev;" \
+      "install it and rerun)" >&2
+    exit 1
+  }
+done
 cmake --build "$build" -j "$(nproc)" --target polyattn polyattn-cuda "${progs[@]}"
 
 bins=()
