@@ -12,7 +12,8 @@
 #     run it, the rest the default), test_cuda (its ks_climb tests name both), and
 #     memcheck / racecheck / synccheck on five hd128 cases with "-qs-lag" on 3 blocks.
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s52_qs.sh   (~6 min)
-# PROBE_CASES=a,b,... shortens step 2; NO_SAN=1 leaves the sanitizers out.
+# PROBE_CASES=a,b,... shortens step 2; NO_SAN=1 leaves the sanitizers out; PROBE_ONLY=1 stops
+# after step 2.
 # Bundle: scripts/gpu_devkit.sh --cuda-flags -DPA_CUDA_HOPPER_QS=1 (the same module also runs
 # s43_stand.sh, whose kernels it holds).
 # Not run yet: in the fifty-second and fifty-third sessions no device machine started.
@@ -29,6 +30,8 @@ step smoke 60 env POLYATTN_CUDA_KERNEL=hopper $V=pingpong-rel-p-s3-qs-lag-km1-pn
 # where ptxas's spills are (bf16 hd128: the default "-q2-os-km1-pn-ks", "-qs", "-qs-lag")
 pa_sass_loops 'pa_hopper_fwd_kernelI13__nv_bfloat16Li128ELi(11038730|27791374|27856910)E'
 pa_probe "${PROBE_CASES:-qss512,qss1k,qss2k,qss4k,qsc2k,qshs512}" 2 300
+# PROBE_ONLY=1 ends the call here (a short device budget: the figures before the checks)
+[ -z "${PROBE_ONLY:-}" ] || { pa_gpu_pack_keep probe.log; pa_gpu_finish; }
 step_bg test-cuda 300 test_cuda --verbose --filter 'cuda/*' --jobs 1
 for v in pingpong-rel-p-s3-qs-km1-pn-ks pingpong-rel-p-s3-qs-lag-km1-pn-ks; do
   pa_hopper_variant_sweep_bg "$v" "$v" POLYATTN_CUDA_HOPPER_BLOCKS=3
