@@ -16,7 +16,8 @@
 # after step 2.
 # Bundle: scripts/gpu_devkit.sh --cuda-flags -DPA_CUDA_HOPPER_QS=1 (the same module also runs
 # s43_stand.sh, whose kernels it holds).
-# Not run yet: in the fifty-second and fifty-third sessions no device machine started.
+# Run once, in the fifty-fourth session on an H100 with PROBE_ONLY=1 (no device machine started
+# in the fifty-second and fifty-third): both variants slower, not kept (decision 146).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s52qs 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li128ELi(27791374|27856910)E' 4 \
   test_forward test_cuda
