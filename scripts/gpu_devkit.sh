@@ -6,8 +6,9 @@
 #   scripts/gpu_devkit.sh [--build DIR] [--cuda-flags FLAGS] [PROGRAM...]
 #
 # DIR: the build directory (default build-90), configured with POLYATTN_CUDA_ARCHS=90 and
-# CMAKE_CUDA_FLAGS=FLAGS (e.g. -DPA_CUDA_HOPPER_QS=1 for the fifty-second session's
-# split-Q variants; a directory configured before keeps its flags unless this names them).
+# CMAKE_CUDA_FLAGS=FLAGS (e.g. -DPA_CUDA_HOPPER_QS=1 with bench/gpu/s52_qs.patch applied, for
+# the fifty-second session's split-Q variants; a directory configured before keeps its flags
+# unless this names them).
 # PROGRAMs: targets whose executables go in (default test_forward test_cuda).
 # The module is xz-compressed (about 35 MB to 15 MB) and the devkit's largest libraries
 # gzip-compressed; bench/gpu/lib.sh's pa_devkit_unpack (which pa_gpu_start calls) undoes

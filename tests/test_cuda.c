@@ -430,9 +430,8 @@ Test(cuda, repeat_100_dense_bf16, .timeout = 300) {
 }
 
 /* Decision 134's kept maximum on the row sums (the "-ks" forms: hd128's defaults in fp16
- * and bf16, hd64's grid forms, hd128's persistent kernel on the split Q buffer (decision 146),
- * and the bf16 tuning forms of hd64's persistent and hd256's kernels, two at hd256 (decision
- * 136), which a default build runs as the defaults), on
+ * and bf16, hd64's grid forms, and the bf16 tuning forms of hd64's persistent and hd256's
+ * kernels, two at hd256 (decision 136), which a default build runs as the defaults), on
  * scores built to take its slow steps: every query's dimension 0 is 1 (even rows) or 0.5
  * (odd), key j's is j, so a row's scores climb by ~4-23 log2 units per key tile (the sums
  * pass 2^8 and the reference moves by powers of two), and key 1500's is 3200, 150-320 log2
@@ -470,16 +469,12 @@ Test(cuda, ks_climb_d64, .timeout = 120) {
 }
 Test(cuda, ks_climb_d128, .timeout = 120) {
   static const char *const v[] = {"pingpong-rel-k176-os-km1-ks", "pingpong-rel-p-q2-os-km1-pn-ks",
-                                  "pingpong-rel-p-q2-os-km1-pn-sk-ks",
-                                  "pingpong-rel-p-s3-qs-km1-pn-ks",
-                                  "pingpong-rel-p-s3-qs-lag-km1-pn-ks", "", NULL};
+                                  "pingpong-rel-p-q2-os-km1-pn-sk-ks", "", NULL};
   ks_climb(128, POLYATTN_DTYPE_BF16, v);
 }
 Test(cuda, ks_climb_d128_f16, .timeout = 120) {
   static const char *const v[] = {"pingpong-rel-k176-os-km1-ks", "pingpong-rel-p-q2-os-km1-pn-ks",
-                                  "pingpong-rel-p-q2-os-km1-pn-sk-ks",
-                                  "pingpong-rel-p-s3-qs-km1-pn-ks",
-                                  "pingpong-rel-p-s3-qs-lag-km1-pn-ks", "", NULL};
+                                  "pingpong-rel-p-q2-os-km1-pn-sk-ks", "", NULL};
   ks_climb(128, POLYATTN_DTYPE_F16, v);
 }
 Test(cuda, ks_climb_d256, .timeout = 120) {

@@ -147,7 +147,7 @@ static const th_case cases[] = {
     /* ---- varlen (with empty sequences) */
     {.name = "varlen_empty", .dtypes = TH_ALL, .batch = 4, .heads_q = 2, .head_dim = 64, .varlen = 1, .seqlens_q = {17, 0, 64, 5}, .seqlens_k = {33, 0, 64, 0}},
     /* hd128: query tiles without keys and a sequence of three query tiles on the
-     * persistent Hopper kernel (its split-Q form with the lag, decision 146) */
+     * persistent Hopper kernel (written for decision 146's split-Q form with the lag) */
     {.name = "varlen_empty_d128", .dtypes = TH_BF16, .batch = 4, .heads_q = 2, .head_dim = 128, .varlen = 1, .seqlens_q = {17, 0, 300, 5}, .seqlens_k = {33, 0, 700, 0}},
     {.name = "varlen_causal_gqa", .dtypes = TH_F16, .batch = 4, .heads_q = 4, .heads_kv = 2, .head_dim = 64, .causal = 1, .varlen = 1, .seqlens_q = {113, 1, 0, 255}, .seqlens_k = {128, 3, 0, 255}},
     {.name = "varlen_window_alibi_bh", .dtypes = TH_BF16, .batch = 3, .heads_q = 2, .head_dim = 32, .window = 1, .window_left = 8, .window_right = 4, .alibi = TH_ALIBI_BATCH_HEADS, .varlen = 1, .seqlens_q = {64, 17, 3}, .seqlens_k = {64, 113, 1}},

@@ -275,15 +275,6 @@ enum { PA_HOPPER_SERIAL = 0, PA_HOPPER_PIPE = 1, PA_HOPPER_PINGPONG = 2 };
  *                  (level at S8192, -1.3% to -1.6% at S16384, +2% causal 8192); hd64's
  *                  persistent form ("-lag-km1-pn-ks": 1.0-1.5% slower at S512) and
  *                  hd256's (spills) are bf16 tuning variants.
- *   PA_HV_QSPLIT   PERSIST with one Q buffer whose two 64-row halves (one per consumer
- *                  warpgroup) have their own "Q full" and "Q empty" barriers: the
- *                  producer loads a consumer's half of the next tile's Q as soon as that
- *                  consumer's last S of this tile has landed, not both consumers'. With
- *                  LAG at hd128 ("pingpong-rel-p-s3-qs-lag-km1-pn-ks"): one Q buffer and
- *                  three 128-key stages fill the 227 KiB (two Q buffers and three stages
- *                  do not, decision 121), and consumer 0, a turn ahead, gets its half of
- *                  the next Q without waiting for consumer 1's last S. O leaves by 4-byte
- *                  stores from registers (OST needs the second Q buffer).
  * At hd256 the ring has two stages (a third does not fit) and only the variants that
  * pa_hopper_compiled_at admits are compiled ("pingpong-rel-os-km", hd256's default, among
  * them). */
@@ -292,8 +283,7 @@ enum { PA_HV_SCHED = 3, PA_HV_STAGES3 = 4, PA_HV_RELEASE = 8, PA_HV_WG3 = 16, PA
        PA_HV_K64 = 1024, PA_HV_LAZYO = 2048, PA_HV_PERSIST = 4096, PA_HV_Q2 = 8192,
        PA_HV_OST = 16384, PA_HV_K192 = 32768, PA_HV_LAG = 65536, PA_HV_S4 = 131072,
        PA_HV_KEEPM = 262144, PA_HV_KEEPM1 = 524288, PA_HV_PEEL = 1048576,
-       PA_HV_PLAIN = 2097152, PA_HV_SK = 4194304, PA_HV_KSUM = 8388608,
-       PA_HV_QSPLIT = 16777216 };
+       PA_HV_PLAIN = 2097152, PA_HV_SK = 4194304, PA_HV_KSUM = 8388608 };
 
 /* The block's mbarriers (slots of one shared array; x stages: one per ring stage) and the
  * consumers' named barriers for the pingpong turns (id 0 is __syncthreads). */
@@ -532,11 +522,8 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     PEEL = (V & PA_HV_PEEL) != 0,
     FULL_SCORES = cfg::full_scores && !(V & PA_HV_PLAIN), /* PLAIN: the plain pass only */
     SK = (V & PA_HV_SK) != 0,
-    KSUM = (V & PA_HV_KSUM) != 0,
-    QSPLIT = (V & PA_HV_QSPLIT) != 0
+    KSUM = (V & PA_HV_KSUM) != 0
   };
-  static_assert(!QSPLIT || (PERSIST && QBUFS == 1 && !(V & PA_HV_OST) && NWG == 2 && !SK),
-                "the split Q buffer: the two-consumer persistent walk, one buffer, O by stores");
   static_assert(!(KSUM && EXP16), "the kept maximum takes its exponentials one by one");
   static_assert(!SK || (PERSIST && NWG == 2),
                 "the stream-K tail is the two-consumer persistent walk's (pa_hopper_sk_bytes)");
@@ -657,9 +644,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
   };
 
   if (tid == 0) {
-    for (int x = 0; x < (QSPLIT ? 2 : QBUFS); ++x) { /* QSPLIT: x is the half */
+    for (int x = 0; x < QBUFS; ++x) {
       pa_mbar_init(b_q(x), 1);
-      pa_mbar_init(b_qempty(x), OST ? NWG : QSPLIT ? 4 : CONSUMER_WARPS);
+      pa_mbar_init(b_qempty(x), OST ? NWG : CONSUMER_WARPS);
     }
     for (int s = 0; s < STAGES; ++s) {
       pa_mbar_init(b_kfull(s), 1);
@@ -725,7 +712,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
           if (sk_on) n_lo = kb, n_hi = ke;
           /* the consumers are done with this Q buffer's previous tile and have read
            * `handoff` (a fresh barrier counts as released) */
-          if (!QSPLIT) pa_mbar_wait(b_qempty(taken % QBUFS), ((taken / QBUFS) & 1) ^ 1);
+          pa_mbar_wait(b_qempty(taken % QBUFS), ((taken / QBUFS) & 1) ^ 1);
           PA_HTL(25);
           pa_mbar_wait(b_tempty, (taken & 1) ^ 1);
           PA_HTL(26);
@@ -739,27 +726,11 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
         const int qb = taken % QBUFS;
         ++taken;
         const int bcoord = p.varlen ? 0 : c.b; /* the tensor maps' batch coordinate */
-        /* QSPLIT: half hq of Q (a 64-row box) once consumer hq has released it (use
-         * taken - 1 of the half); half 1 after the tile's first K/V, below: consumer 1
-         * releases it after its last softmax of the previous tile, later than the stages
-         * the first key tiles wait for */
-        auto load_q_half = [&](int hq) {
-          pa_mbar_wait(b_qempty(hq), taken & 1);
-          pa_mbar_arrive_expect_tx(b_q(hq), cfg::q_bytes / 2);
+        pa_mbar_arrive_expect_tx(b_q(qb), cfg::q_bytes);
 #pragma unroll
-          for (int x = 0; x < PANELS; ++x)
-            pa_tma_load_4d(s_q + x * cfg::q_panel + hq * 64 * 128, &a.tq, b_q(hq), 64 * x,
-                           (int)c.seq.q_start + c.i0 + 64 * hq, c.h, bcoord);
-        };
-        if (QSPLIT) {
-          load_q_half(0);
-        } else {
-          pa_mbar_arrive_expect_tx(b_q(qb), cfg::q_bytes);
-#pragma unroll
-          for (int x = 0; x < PANELS; ++x)
-            pa_tma_load_4d(s_q + qb * cfg::q_bytes + x * cfg::q_panel, &a.tq, b_q(qb), 64 * x,
-                           (int)c.seq.q_start + c.i0, c.h, bcoord);
-        }
+        for (int x = 0; x < PANELS; ++x)
+          pa_tma_load_4d(s_q + qb * cfg::q_bytes + x * cfg::q_panel, &a.tq, b_q(qb), 64 * x,
+                         (int)c.seq.q_start + c.i0, c.h, bcoord);
         bool partial;
         int visit = 0, n = walk(0, 0, &partial);
         while (n < n_hi) {
@@ -792,11 +763,9 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
               pa_tma_load_4d(s_k + cfg::kv_bytes + x * cfg::kv_panel, &a.tv, b_vfull(stage),
                              64 * x, krow, c.hk, bcoord);
           PA_HTL(24);
-          if (QSPLIT && visit == 0) load_q_half(1);
           n = walk(++visit, 0, &partial);
           if (++stage == STAGES) stage = 0, phase ^= 1;
         }
-        if (QSPLIT && visit == 0) load_q_half(1); /* a tile without key tiles */
       }
       PA_HTL_END();
       if (PERSIST) { /* no more tiles */
@@ -1009,7 +978,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
    * warpgroup's O copy out of it has read it (settle_o, one arrive per warpgroup) */
   int taken = 0; /* PERSIST: tiles taken (the producer's count) */
   auto release_q = [&] {
-    if (PERSIST && !OST) warp_arrive(b_qempty(QSPLIT ? cw : (taken - 1) % QBUFS));
+    if (PERSIST && !OST) warp_arrive(b_qempty((taken - 1) % QBUFS));
   };
   int o_pending = -1; /* OST: the Q buffer whose O copy may still be reading it */
   auto settle_o = [&] {
@@ -1190,10 +1159,7 @@ __global__ void __launch_bounds__(pa_hopper_vcfg<D, V>::threads, 1)
     }
     {
       const int qb = __shfl_sync(0xffffffffu, taken % QBUFS, 0); /* warp-uniform */
-      if (QSPLIT) /* this warpgroup's half */
-        pa_mbar_wait(b_q(cw), taken & 1);
-      else
-        pa_mbar_wait(b_q(qb), (taken / QBUFS) & 1);
+      pa_mbar_wait(b_q(qb), (taken / QBUFS) & 1);
       ++taken;
       q_off = qb * cfg::q_bytes;
       q_desc_t = pa_wgmma_desc_at(q_desc, q_off);
@@ -1374,9 +1340,7 @@ bool pa_hopper_maps(pa_hopper_args *a, const pa_problem *p) {
   const int64_t rows_q = p->varlen ? p->total_q : p->seqlen_q;
   const int64_t rows_k = p->varlen ? p->total_k : p->seqlen_k;
   const int box_k = V & PA_HV_MCAST ? cfg::block_k / 2 : cfg::block_k; /* a half per block */
-  /* QSPLIT loads Q by halves of 64 rows */
-  const int box_q = V & PA_HV_QSPLIT ? cfg::block_q / 2 : cfg::block_q;
-  return pa_tensor_map(&a->tq, &p->q, p, rows_q, p->heads_q, box_q) &&
+  return pa_tensor_map(&a->tq, &p->q, p, rows_q, p->heads_q, cfg::block_q) &&
          pa_tensor_map(&a->tk, &p->k, p, rows_k, p->heads_kv, box_k) &&
          pa_tensor_map(&a->tv, &p->v, p, rows_k, p->heads_kv, box_k);
 }
@@ -1583,19 +1547,10 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
           the list's names of those kernels and their forms use them */
   PA_HV_SHORT_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_Q2 | PA_HV_OST,
   PA_HV_SHORT_D64_BITS = PA_HV_SHORT_BITS | PA_HV_LAG | PA_HV_S4,
-  /* hd128's persistent "-pn" kernel on one split Q buffer and three stages (QSPLIT) */
-  PA_HV_SHORT_QS_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_PERSIST | PA_HV_STAGES3 |
-                        PA_HV_QSPLIT | PA_HV_KEEPM1 | PA_HV_PLAIN,
   PA_HV_K176_OS_BITS = PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_K176 | PA_HV_OST,
   PA_HV_K192_BITS = PA_HOPPER_SERIAL | PA_HV_RELEASE | PA_HV_WG3 | PA_HV_K192,
   PA_HV_WG3_S3_BITS = PA_HOPPER_SERIAL | PA_HV_STAGES3 | PA_HV_RELEASE | PA_HV_WG3
 };
-/* The split-Q kernels (PA_HV_QSPLIT, decision 146) are bf16 tuning variants; a build with
- * -DPA_CUDA_HOPPER_QS=1 compiles them for both dtypes without the other tuning variants
- * (the fifty-second session's measurement module). */
-#ifndef PA_CUDA_HOPPER_QS
-#  define PA_CUDA_HOPPER_QS 0
-#endif
 #define PA_HOPPER_VARIANT_LIST(X)                                                        \
   X("serial", PA_HOPPER_SERIAL, 1)                                                       \
   X("pipe", PA_HOPPER_PIPE, 1)                                                           \
@@ -1652,9 +1607,6 @@ enum { /* the bits of the kernels the defaults run, spelled once: the defaults b
   X("pingpong-rel-p-q2-os-lag-km1-pn-ks",                                                    \
     PA_HV_SHORT_D64_BITS | PA_HV_KEEPM1 | PA_HV_PLAIN | PA_HV_KSUM, 0)                        \
   X("serial-s3-rel-wg3-km-pn-ks", PA_HV_WG3_S3_BITS | PA_HV_KEEPM | PA_HV_PLAIN | PA_HV_KSUM, 1) \
-  X("pingpong-rel-p-s3-qs-km1-pn-ks", PA_HV_SHORT_QS_BITS | PA_HV_KSUM, PA_CUDA_HOPPER_QS)   \
-  X("pingpong-rel-p-s3-qs-lag-km1-pn-ks", PA_HV_SHORT_QS_BITS | PA_HV_LAG | PA_HV_KSUM,          \
-    PA_CUDA_HOPPER_QS)                                                                       \
   X("serial-rel-wg3-k192-km1-ks", PA_HV_K192_BITS | PA_HV_KEEPM1 | PA_HV_KSUM, 1)              \
   X("pingpong-rel-os-km-ks",                                                             \
     PA_HOPPER_PINGPONG | PA_HV_RELEASE | PA_HV_OST | PA_HV_KEEPM | PA_HV_KSUM, 0)            \
@@ -1816,8 +1768,7 @@ int pa_hopper_default(const pa_problem *p) {
  * 136: 68 bytes of spills where "pingpong-rel-os-km-ks" has 148, and level with the default) */
 constexpr bool pa_hopper_ksum_at(int d, int v) {
   return d == 128   ? v == PA_HOPPER_DEFAULT_D128 || v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN) ||
-                        v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN | PA_HV_SK) ||
-                        v == PA_HV_SHORT_QS_BITS || v == (PA_HV_SHORT_QS_BITS | PA_HV_LAG)
+                        v == (PA_HOPPER_DEFAULT_SHORT | PA_HV_PLAIN | PA_HV_SK)
          : d == 64  ? v == (PA_HOPPER_DEFAULT_D64 | PA_HV_PLAIN) || v == PA_HOPPER_DEFAULT_D64_LONG ||
                         v == (PA_HOPPER_DEFAULT_SHORT_D64 | PA_HV_PLAIN)
                     : v == PA_HOPPER_DEFAULT_D256 || v == (PA_HOPPER_DEFAULT_D256 | PA_HV_PLAIN);
@@ -1876,8 +1827,7 @@ int pa_hopper_effective(int v, const pa_problem *p) {
    * with it (hd256's "pingpong-rel-os-km") keeps it. */
   const int keep = PA_HV_KEEPM | PA_HV_KEEPM1 | PA_HV_PEEL | PA_HV_KSUM; /* the peel goes with them */
   if ((v & PA_HV_WG3) && (p->head_dim != 64 || block)) v &= ~(PA_HV_WG3 | keep);
-  /* four stages: hd64 only; the lag at hd128 on the split Q buffer only */
-  if (p->head_dim != 64) v &= ~(PA_HV_S4 | (v & PA_HV_QSPLIT ? 0 : PA_HV_LAG));
+  if (p->head_dim != 64) v &= ~(PA_HV_LAG | PA_HV_S4); /* four stages: hd64 only */
   const bool plain = pa_hopper_plain(p);
   if (!plain) v &= ~(PA_HV_PLAIN | PA_HV_KSUM); /* the plain score pass only; the -ks forms
                                                    are compiled for plain problems */
@@ -1917,9 +1867,7 @@ static_assert(pa_hopper_smem_of(128, PA_HOPPER_DEFAULT_SHORT) ==
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_SHORT_D64) ==
                       pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_SHORT_D64>::smem_bytes &&
                   pa_hopper_smem_of(64, PA_HOPPER_DEFAULT_D64_LONG) ==
-                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64_LONG>::smem_bytes &&
-                  pa_hopper_smem_of(128, PA_HV_SHORT_QS_BITS) ==
-                      pa_hopper_vcfg<128, PA_HV_SHORT_QS_BITS>::smem_bytes,
+                      pa_hopper_vcfg<64, PA_HOPPER_DEFAULT_D64_LONG>::smem_bytes,
               "pa_hopper_smem_of follows pa_hopper_vcfg");
 
 int pa_hopper_smem_bytes(int head_dim, int v) {
@@ -1931,8 +1879,7 @@ template <typename T, int D, int V, bool FULL>
 cudaError_t pa_hopper_try(const pa_problem *p, int sms, void *ws, const int32_t *gate,
                           cudaStream_t stream, bool *done) {
   if constexpr ((FULL || (PA_CUDA_TUNING_VARIANTS && std::is_same<T, __nv_bfloat16>::value)) &&
-                (!(V & PA_HV_WG3) || D == 64) && (!(V & PA_HV_S4) || D == 64) &&
-                (!(V & PA_HV_LAG) || D == 64 || (V & PA_HV_QSPLIT)) &&
+                (!(V & PA_HV_WG3) || D == 64) && (!(V & (PA_HV_LAG | PA_HV_S4)) || D == 64) &&
                 (!(V & (PA_HV_K160 | PA_HV_K176)) || D == 128) &&
                 (!(V & PA_HV_K192) || (D == 64 && (V & PA_HV_WG3))) && pa_hopper_compiled_at(D, V)) {
     *done = true;

@@ -14,10 +14,12 @@
 # Run: source .devkit/env; OUT=dir bash bench/gpu/s52_qs.sh   (~6 min)
 # PROBE_CASES=a,b,... shortens step 2; NO_SAN=1 leaves the sanitizers out; PROBE_ONLY=1 stops
 # after step 2.
-# Bundle: scripts/gpu_devkit.sh --cuda-flags -DPA_CUDA_HOPPER_QS=1 (the same module also runs
-# s43_stand.sh, whose kernels it holds).
+# Bundle: git apply bench/gpu/s52_qs.patch, then scripts/gpu_devkit.sh --cuda-flags
+# -DPA_CUDA_HOPPER_QS=1 (the same module also runs s43_stand.sh, whose kernels it holds).
 # Run once, in the fifty-fourth session on an H100 with PROBE_ONLY=1 (no device machine started
-# in the fifty-second and fifty-third): both variants slower, not kept (decision 146).
+# in the fifty-second and fifty-third): both variants slower, not kept (decision 146; results in
+# bench/results/2026-12-08s54-qs/). The variants then left fwd_hopper.cu for s52_qs.patch,
+# which applies to the commit that took them out and adds them back with test_cuda's names.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 pa_gpu_start s52qs 'pa_hopper_fwd_kernelI(13__nv_bfloat16|6__half)Li128ELi(27791374|27856910)E' 4 \
   test_forward test_cuda
