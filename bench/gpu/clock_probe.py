@@ -923,7 +923,7 @@ for _x, _dt, _d, _s, _c in _ASHAPES:
 # fifty-second session (issue 9's S512; bench/gpu/s52_qs.sh): hd128's persistent kernel on one
 # split Q buffer and three stages ("-qs"), without and with consumer 1 a turn behind ("-lag"),
 # beside the default (pingpong-rel-p-q2-os-km1-pn-ks; from 2048 keys, non-causal, its "-sk"
-# form) and cuDNN
+# form) and cuDNN; not kept (bench/gpu/s52_qs.patch): in later trees their names run the default
 _QS = "pa:%s@POLYATTN_CUDA_HOPPER_VARIANT=pingpong-rel-p-s3-%s-km1-pn-ks"
 for _x, _s, _c in (("s512", 512, False), ("s1k", 1024, False), ("s2k", 2048, False),
                    ("s4k", 4096, False), ("c2k", 2048, True), ("c4k", 4096, True)):
